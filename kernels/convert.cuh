@@ -1,0 +1,91 @@
+// Device-side element types and SPEC.md §3 conversions, shared by both kernel files.
+// Every conversion widens to fp32 (exact) and rounds once: RNE for fp16/bf16, RNE with
+// saturation to finite for fp8 (cvt.rn.satfinite on sm_89+).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/types.hpp"
+
+namespace kvbench::kernels {
+
+// Storage types: fp8 values travel as raw bytes so that the conversion is always explicit.
+struct fp8_e4m3_t {
+  std::uint8_t bits;
+};
+struct fp8_e5m2_t {
+  std::uint8_t bits;
+};
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class Out>
+__device__ __forceinline__ Out from_float(float x);
+
+template <>
+__device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <>
+__device__ __forceinline__ fp8_e4m3_t from_float<fp8_e4m3_t>(float x) {
+  return {static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3))};
+}
+template <>
+__device__ __forceinline__ fp8_e5m2_t from_float<fp8_e5m2_t>(float x) {
+  return {static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2))};
+}
+
+// cast(x) of SPEC.md §3. Same-type copies skip the round trip (bit-identical, NaN payloads kept).
+template <class Out, class In>
+__device__ __forceinline__ Out cast(In x) {
+  if constexpr (std::is_same_v<In, Out>) {
+    return x;
+  } else {
+    return from_float<Out>(to_float(x));
+  }
+}
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// The one place where a runtime dtype pair becomes a pair of compile-time types.
+// Inputs: f32, f16, bf16. Outputs: those and both fp8 formats. Returns cudaErrorInvalidValue
+// for any other pair (callers check supported() first and report the pair by name).
+template <class F>
+cudaError_t dispatch_dtypes(DType in, DType out, F&& f) {
+  auto with_out = [&](auto in_tag) -> cudaError_t {
+    switch (out) {
+      case DType::f32: return f(in_tag, TypeTag<float>{});
+      case DType::f16: return f(in_tag, TypeTag<__half>{});
+      case DType::bf16: return f(in_tag, TypeTag<__nv_bfloat16>{});
+      case DType::fp8_e4m3: return f(in_tag, TypeTag<fp8_e4m3_t>{});
+      case DType::fp8_e5m2: return f(in_tag, TypeTag<fp8_e5m2_t>{});
+    }
+    return cudaErrorInvalidValue;
+  };
+  switch (in) {
+    case DType::f32: return with_out(TypeTag<float>{});
+    case DType::f16: return with_out(TypeTag<__half>{});
+    case DType::bf16: return with_out(TypeTag<__nv_bfloat16>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace kvbench::kernels

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU host: the GPU tests, then `kvbench run` on each config given (default: smoke),
+# writing CSVs and logs under $OUT (or results/gpu_check), and prints a short table last.
+# The binaries are built on the development machine (see scripts/pack_gpu.sh) and carried in
+# .carry/bin; nothing is built here.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BIN=${BIN:-.carry/bin}
+OUT=${OUT:-results/gpu_check}
+mkdir -p "$OUT"
+configs=("$@")
+[ ${#configs[@]} -eq 0 ] && configs=(configs/smoke.yaml)
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+export KVBENCH_SOURCE_DIR=$PWD
+status=0
+for t in test_core test_reference test_gpu; do
+  "$BIN/$t" --gtest_brief=1 >"$OUT/$t.log" 2>&1
+  rc=$?
+  echo "$t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$t.log" | tr '\n' ' ')"
+  [ $rc -ne 0 ] && { status=1; tail -30 "$OUT/$t.log"; }
+done
+for cfg in "${configs[@]}"; do
+  name=$(basename "$cfg" .yaml)
+  "$BIN/kvbench" run "$cfg" -o "$OUT/$name.csv" >"$OUT/$name.log" 2>&1
+  rc=$?
+  echo "kvbench run $cfg: rc=$rc; $(tail -1 "$OUT/$name.log")"
+  [ $rc -ne 0 ] && { status=1; grep -v ' passed ' "$OUT/$name.log" | tail -20; }
+done
+for cfg in "${configs[@]}"; do
+  name=$(basename "$cfg" .yaml)
+  echo "== $name: status, median us, GB/s, case"
+  grep -E '^\[' "$OUT/$name.log" | awk '{ $1=""; print }' | cut -c1-150
+done
+exit $status

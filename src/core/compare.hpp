@@ -1,0 +1,27 @@
+// Bitwise comparison of a whole output buffer (NaNs compare by bit pattern). Pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+struct Mismatch {
+  std::int64_t index;  // element index in the buffer
+  std::uint64_t expected, actual;  // raw bits
+};
+
+struct CompareResult {
+  std::int64_t count = 0;       // differing elements
+  std::vector<Mismatch> first;  // the first few, in index order
+};
+
+CompareResult compare_bitwise(const void* expected, const void* actual, std::int64_t elems,
+                              std::size_t elem_size, std::size_t max_report = 4);
+
+// "3 of 4096 elements differ; first: [17] expected 0x3f80 got 0x0000, ..."
+std::string describe_mismatches(const CompareResult& r, std::int64_t elems, std::size_t elem_size);
+
+}  // namespace kvbench

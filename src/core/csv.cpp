@@ -1,0 +1,103 @@
+#include "core/csv.hpp"
+
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace kvbench {
+namespace {
+
+// RFC 4180 quoting for free text; everything else is a plain token.
+std::string quoted(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += (ch == '\n' || ch == '\r') ? ' ' : ch;
+  }
+  return out + '"';
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+const std::vector<std::string>& case_columns() {
+  static const std::vector<std::string> cols = {
+      "kernel",    "variant",  "sweep",     "num_tokens", "num_heads", "head_dim",
+      "rope_dim",  "block_size", "in_dtype", "out_dtype", "layout",    "scale",
+      "swa",       "kv_interleaved", "strides", "slots",
+  };
+  return cols;
+}
+
+std::vector<std::string> case_fields(const Case& c) {
+  return {
+      std::string(to_string(c.kernel)),  std::string(to_string(c.variant)),
+      quoted(c.sweep),                   std::to_string(c.num_tokens),
+      std::to_string(c.num_heads),       std::to_string(c.head_dim),
+      std::to_string(c.rope_dim),        std::to_string(c.block_size),
+      std::string(to_string(c.in_dtype)), std::string(to_string(c.out_dtype)),
+      std::string(to_string(c.layout)),  std::string(to_string(c.scale)),
+      c.swa ? "true" : "false",          c.kv_interleaved ? "true" : "false",
+      std::string(to_string(c.strides)), std::string(to_string(c.slots)),
+  };
+}
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> cols = [] {
+    std::vector<std::string> v = {"schema_version"};
+    for (const auto& c : case_columns()) v.push_back(c);
+    for (const char* c : {"status", "reason", "mismatches", "written_tokens", "bytes", "mode",
+                          "samples", "median_us", "mean_us", "min_us", "max_us", "p10_us",
+                          "p90_us", "rel_stdev", "gbps", "device", "git_sha"})
+      v.emplace_back(c);
+    return v;
+  }();
+  return cols;
+}
+
+std::string join_csv(const std::vector<std::string>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + fields[i];
+  return out;
+}
+
+std::string csv_header() { return join_csv(csv_columns()); }
+
+std::string csv_line(const Row& r) {
+  std::vector<std::string> f = {std::to_string(kSchemaVersion)};
+  for (auto& v : case_fields(r.c)) f.push_back(std::move(v));
+  for (auto v : {std::string(to_string(r.status)), quoted(r.reason), std::to_string(r.mismatches),
+                 std::to_string(r.written_tokens), std::to_string(r.bytes), r.mode})
+    f.push_back(std::move(v));
+  if (r.timed) {
+    const Stats& s = r.stats;
+    for (auto v : {std::to_string(s.samples), fixed(s.median_us, 3), fixed(s.mean_us, 3),
+                   fixed(s.min_us, 3), fixed(s.max_us, 3), fixed(s.p10_us, 3), fixed(s.p90_us, 3),
+                   fixed(s.rel_stdev, 5), fixed(r.gbps, 1)})
+      f.push_back(v);
+  } else {
+    f.resize(f.size() + 9);  // timing columns stay empty for untimed rows
+  }
+  f.push_back(quoted(r.device));
+  f.push_back(r.git_sha);
+  return join_csv(f);
+}
+
+CsvWriter::CsvWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
+  if (!out_) throw std::runtime_error(path + ": cannot open for writing");
+  out_ << csv_header() << '\n' << std::flush;
+  if (!out_) throw std::runtime_error(path + ": write failed");
+}
+
+void CsvWriter::write(const Row& row) {
+  out_ << csv_line(row) << '\n' << std::flush;  // one whole line at a time
+  if (!out_) throw std::runtime_error(path_ + ": write failed");
+}
+
+}  // namespace kvbench

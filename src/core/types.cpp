@@ -1,0 +1,161 @@
+#include "core/types.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+namespace kvbench {
+namespace {
+
+// One table per enum: the single source of the spelling used everywhere.
+template <class E>
+struct Names;
+
+template <>
+struct Names<DType> {
+  static constexpr std::string_view kind = "dtype";
+  static constexpr std::array<std::pair<DType, std::string_view>, 5> table{{
+      {DType::f32, "f32"},
+      {DType::f16, "f16"},
+      {DType::bf16, "bf16"},
+      {DType::fp8_e4m3, "fp8_e4m3"},
+      {DType::fp8_e5m2, "fp8_e5m2"},
+  }};
+};
+template <>
+struct Names<Kernel> {
+  static constexpr std::string_view kind = "kernel";
+  static constexpr std::array<std::pair<Kernel, std::string_view>, 2> table{{
+      {Kernel::concat_mla_k, "concat_and_cast_mha_k"},
+      {Kernel::cache_write, "reshape_and_cache_flash"},
+  }};
+};
+template <>
+struct Names<Variant> {
+  static constexpr std::string_view kind = "variant";
+  static constexpr std::array<std::pair<Variant, std::string_view>, 1> table{{
+      {Variant::seed_port, "seed_port"},
+  }};
+};
+template <>
+struct Names<Layout> {
+  static constexpr std::string_view kind = "layout";
+  static constexpr std::array<std::pair<Layout, std::string_view>, 2> table{{
+      {Layout::nhd, "nhd"},
+      {Layout::hnd, "hnd"},
+  }};
+};
+template <>
+struct Names<ScaleMode> {
+  static constexpr std::string_view kind = "scale";
+  static constexpr std::array<std::pair<ScaleMode, std::string_view>, 3> table{{
+      {ScaleMode::none, "none"},
+      {ScaleMode::per_tensor, "per_tensor"},
+      {ScaleMode::per_head, "per_head"},
+  }};
+};
+template <>
+struct Names<SlotPattern> {
+  static constexpr std::string_view kind = "slots";
+  static constexpr std::array<std::pair<SlotPattern, std::string_view>, 4> table{{
+      {SlotPattern::random, "random"},
+      {SlotPattern::contiguous, "contiguous"},
+      {SlotPattern::padded, "padded"},
+      {SlotPattern::skip, "skip"},
+  }};
+};
+template <>
+struct Names<StrideMode> {
+  static constexpr std::string_view kind = "strides";
+  static constexpr std::array<std::pair<StrideMode, std::string_view>, 3> table{{
+      {StrideMode::contiguous, "contiguous"},
+      {StrideMode::sglang, "sglang"},
+      {StrideMode::padded, "padded"},
+  }};
+};
+template <>
+struct Names<Status> {
+  static constexpr std::string_view kind = "status";
+  static constexpr std::array<std::pair<Status, std::string_view>, 5> table{{
+      {Status::passed, "passed"},
+      {Status::incorrect, "incorrect"},
+      {Status::rejected, "rejected"},
+      {Status::not_supported, "not_supported"},
+      {Status::failed, "failed"},
+  }};
+};
+
+template <class E>
+std::string_view name_of(E v) {
+  for (const auto& [value, name] : Names<E>::table)
+    if (value == v) return name;
+  return "?";
+}
+
+}  // namespace
+
+std::string_view to_string(DType v) { return name_of(v); }
+std::string_view to_string(Kernel v) { return name_of(v); }
+std::string_view to_string(Variant v) { return name_of(v); }
+std::string_view to_string(Layout v) { return name_of(v); }
+std::string_view to_string(ScaleMode v) { return name_of(v); }
+std::string_view to_string(SlotPattern v) { return name_of(v); }
+std::string_view to_string(StrideMode v) { return name_of(v); }
+std::string_view to_string(Status v) { return name_of(v); }
+
+template <class E>
+std::string joined_names() {
+  std::string out;
+  for (const auto& entry : Names<E>::table) {
+    if (!out.empty()) out += ", ";
+    out += entry.second;
+  }
+  return out;
+}
+
+template <class E>
+E from_string(std::string_view text) {
+  for (const auto& [value, name] : Names<E>::table)
+    if (name == text) return value;
+  throw std::invalid_argument("unknown " + std::string(Names<E>::kind) + " '" + std::string(text) +
+                              "' (expected one of " + joined_names<E>() + ")");
+}
+
+template <class E>
+const std::vector<E>& all_values() {
+  static const std::vector<E> values = [] {
+    std::vector<E> v;
+    for (const auto& entry : Names<E>::table) v.push_back(entry.first);
+    return v;
+  }();
+  return values;
+}
+
+#define KVBENCH_INSTANTIATE(E)                     \
+  template E from_string<E>(std::string_view);     \
+  template const std::vector<E>& all_values<E>();  \
+  template std::string joined_names<E>();
+KVBENCH_INSTANTIATE(DType)
+KVBENCH_INSTANTIATE(Kernel)
+KVBENCH_INSTANTIATE(Variant)
+KVBENCH_INSTANTIATE(Layout)
+KVBENCH_INSTANTIATE(ScaleMode)
+KVBENCH_INSTANTIATE(SlotPattern)
+KVBENCH_INSTANTIATE(StrideMode)
+KVBENCH_INSTANTIATE(Status)
+#undef KVBENCH_INSTANTIATE
+
+std::size_t size_of(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2: return 1;
+  }
+  return 0;
+}
+
+bool is_fp8(DType t) { return t == DType::fp8_e4m3 || t == DType::fp8_e5m2; }
+
+}  // namespace kvbench

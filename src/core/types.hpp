@@ -1,0 +1,54 @@
+// Every categorical axis of kvbench, each an enum class with one to_string / from_string pair
+// shared by YAML, CSV and CLI. from_string throws std::invalid_argument naming the value and the
+// accepted set.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvbench {
+
+enum class DType { f32, f16, bf16, fp8_e4m3, fp8_e5m2 };
+enum class Kernel { concat_mla_k, cache_write };
+enum class Variant { seed_port };
+enum class Layout { nhd, hnd };
+enum class ScaleMode { none, per_tensor, per_head };
+// random: distinct random slots; contiguous: one run of consecutive slots; padded: random with
+// every 8th token -1 (CUDA-graph padding); skip: random with every 8th token on skip_slot.
+enum class SlotPattern { random, contiguous, padded, skip };
+// contiguous: dense strides. sglang (concat only): k_nope is a view of [T, H, NOPE + 128]
+// and k_rope a view of the 512 + ROPE wide latent, as SGLang's MLA prefill passes them.
+// padded: every non-innermost stride grows by 16 elements (inputs and outputs).
+enum class StrideMode { contiguous, sglang, padded };
+// The outcome of one case, as CUTLASS's profiler reports it.
+enum class Status { passed, incorrect, rejected, not_supported, failed };
+
+std::string_view to_string(DType v);
+std::string_view to_string(Kernel v);
+std::string_view to_string(Variant v);
+std::string_view to_string(Layout v);
+std::string_view to_string(ScaleMode v);
+std::string_view to_string(SlotPattern v);
+std::string_view to_string(StrideMode v);
+std::string_view to_string(Status v);
+
+// from_string<E>("bf16") -> E; throws std::invalid_argument("unknown dtype 'x' (expected one of
+// f32, f16, ...)").
+template <class E>
+E from_string(std::string_view text);
+
+// Every value of an enum, in declaration order (for help texts and error messages).
+template <class E>
+const std::vector<E>& all_values();
+
+// "a, b, c" for error messages.
+template <class E>
+std::string joined_names();
+
+std::size_t size_of(DType t);
+bool is_fp8(DType t);
+
+}  // namespace kvbench

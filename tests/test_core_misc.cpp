@@ -1,0 +1,163 @@
+// Pure pieces of src/core: enums, statistics, comparison, geometry, bytes, inputs and slots.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "core/case.hpp"
+#include "core/compare.hpp"
+#include "core/inputs.hpp"
+#include "core/stats.hpp"
+#include "core/types.hpp"
+
+namespace kvbench {
+namespace {
+
+TEST(Types, EveryEnumRoundTripsThroughItsName) {
+  for (auto v : all_values<DType>()) EXPECT_EQ(from_string<DType>(to_string(v)), v);
+  for (auto v : all_values<Status>()) EXPECT_EQ(from_string<Status>(to_string(v)), v);
+  for (auto v : all_values<SlotPattern>()) EXPECT_EQ(from_string<SlotPattern>(to_string(v)), v);
+  EXPECT_EQ(from_string<Kernel>("reshape_and_cache_flash"), Kernel::cache_write);
+  try {
+    from_string<Layout>("nchw");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown layout 'nchw' (expected one of nhd, hnd)");
+  }
+}
+
+TEST(Stats, MedianPercentilesAndSpread) {
+  const Stats s = summarize({5, 1, 4, 2, 3});
+  EXPECT_EQ(s.samples, 5);
+  EXPECT_DOUBLE_EQ(s.median_us, 3);
+  EXPECT_DOUBLE_EQ(s.min_us, 1);
+  EXPECT_DOUBLE_EQ(s.max_us, 5);
+  EXPECT_DOUBLE_EQ(s.mean_us, 3);
+  EXPECT_DOUBLE_EQ(s.p10_us, 1.4);
+  EXPECT_DOUBLE_EQ(s.p90_us, 4.6);
+  EXPECT_NEAR(s.rel_stdev, std::sqrt(2.5) / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(summarize({2, 4}).median_us, 3);
+  EXPECT_EQ(summarize({}).samples, 0);
+}
+
+TEST(Compare, CountsEveryDifferenceAndReportsTheFirst) {
+  std::vector<std::uint16_t> e(200000, 0x3f80), a = e;
+  a[3] = 0x0000;
+  a[150000] = 0x7fc1;  // NaN vs a number: compared by bits
+  const CompareResult r = compare_bitwise(e.data(), a.data(), 200000, 2, 1);
+  EXPECT_EQ(r.count, 2);
+  ASSERT_EQ(r.first.size(), 1u);
+  EXPECT_EQ(r.first[0].index, 3);
+  EXPECT_EQ(describe_mismatches(r, 200000, 2),
+            "2 of 200000 elements differ; first: [3] expected 0x3f80 got 0x0000");
+  EXPECT_EQ(compare_bitwise(e.data(), e.data(), 200000, 2).count, 0);
+}
+
+Case cache_case(std::int64_t T) {
+  Case c;
+  c.kernel = Kernel::cache_write;
+  c.num_tokens = T;
+  c.num_heads = 8;
+  c.head_dim = 128;
+  c.block_size = 16;
+  return c;
+}
+
+TEST(Bytes, FollowSpecSection4) {
+  Case c;  // DeepSeek concat, bf16 -> bf16
+  c.num_tokens = 2;
+  c.num_heads = 128;
+  c.head_dim = 128;
+  c.rope_dim = 64;
+  EXPECT_EQ(concat_bytes(c), 2 * 128 * 128 * 2 + 2 * 64 * 2 + 2 * 128 * 192 * 2);
+  c.in_dtype = DType::f32;
+  c.out_dtype = DType::fp8_e4m3;
+  EXPECT_EQ(concat_bytes(c), 2 * 128 * 128 * 4 + 2 * 64 * 4 + 2 * 128 * 192 * 1);
+  // Cache write: 10 tokens, 9 looked up, 7 written; K and V each read (bf16) and written (bf16).
+  EXPECT_EQ(cache_write_bytes(cache_case(10), 9, 7), 8 * 10 + 8 * 9 + 7 * 2 * 8 * 128 * (2 + 2));
+}
+
+TEST(Geometry, LayoutsAndInterleavedCaches) {
+  Case c = cache_case(100);
+  CacheGeometry g = cache_geometry(c);
+  EXPECT_EQ(g.slot_stride, 8 * 128);
+  EXPECT_EQ(g.head_stride, 128);
+  EXPECT_EQ(g.block_stride, 16 * 8 * 128);
+  EXPECT_GE(g.num_slots, 100 + 12);
+  EXPECT_EQ(g.value_cache_offset, g.num_blocks * g.block_stride);
+  c.layout = Layout::hnd;
+  c.kv_interleaved = true;
+  g = cache_geometry(c);
+  EXPECT_EQ(g.slot_stride, 128);
+  EXPECT_EQ(g.head_stride, 16 * 128);
+  EXPECT_EQ(g.block_stride, 2 * 16 * 8 * 128);  // vLLM's FlashInfer-style K/V interleave
+  EXPECT_EQ(g.value_cache_offset, 16 * 8 * 128);
+  EXPECT_EQ(g.cache_elems, 2 * g.num_blocks * 16 * 8 * 128);
+
+  Case k;
+  k.num_tokens = 3;
+  k.rope_dim = 64;
+  k.strides = StrideMode::sglang;
+  const ConcatGeometry cg = concat_geometry(k);
+  EXPECT_EQ(cg.nope_s1, 256);  // view of kv_b_proj's [T, H, NOPE + V]
+  EXPECT_EQ(cg.rope_s0, 576);  // view of the 576-wide latent
+  EXPECT_EQ(cg.k_s1, 192);
+}
+
+TEST(Inputs, RandomValuesAreFiniteNonZeroAndSeeded) {
+  std::vector<std::uint16_t> a(100000), b(100000), c(100000);
+  fill_random(DType::bf16, a.data(), 100000, 42);
+  fill_random(DType::bf16, b.data(), 100000, 42);
+  fill_random(DType::bf16, c.data(), 100000, 43);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (auto v : a) {
+    EXPECT_NE(v & 0x7fff, 0);               // never zero
+    EXPECT_NE(v & 0x7f80, 0x7f80);          // never inf or NaN
+  }
+  std::vector<float> f(1000);
+  fill_random(DType::f32, f.data(), 1000, 1);
+  for (float x : f) EXPECT_TRUE(std::isfinite(x) && x != 0.0f);
+}
+
+TEST(Slots, EveryPatternIsValidAndDistinct) {
+  for (auto pattern : all_values<SlotPattern>()) {
+    for (bool swa : {false, true}) {
+      Case c = cache_case(1000);
+      c.slots = pattern;
+      c.swa = swa;
+      const CacheGeometry g = cache_geometry(c);
+      const SlotData s = make_slots(c, g, 9);
+      SCOPED_TRACE(std::string(to_string(pattern)) + (swa ? " swa" : ""));
+      EXPECT_EQ(check_slots(s, g), "");
+      EXPECT_EQ(s.slot_mapping.size(), 1000u);
+      EXPECT_EQ(s.swa_table.size(), swa ? static_cast<std::size_t>(g.logical_slots) : 0u);
+      EXPECT_GT(s.written_tokens, 800);
+      EXPECT_LE(s.written_tokens, 1000);
+      if (pattern == SlotPattern::random && !swa) {
+        EXPECT_EQ(s.written_tokens, 1000);
+      }
+      if (pattern == SlotPattern::padded) {
+        EXPECT_EQ(s.slot_mapping[7], -1);
+      }
+    }
+  }
+}
+
+TEST(Slots, CheckRejectsBadInputNamingTheToken) {
+  Case c = cache_case(4);
+  const CacheGeometry g = cache_geometry(c);
+  SlotData s;
+  s.slot_mapping = {0, 1, g.num_slots, 3};
+  EXPECT_EQ(check_slots(s, g),
+            "token 2: slot " + std::to_string(g.num_slots) + " >= NB*BS = " + std::to_string(g.num_slots));
+  s.slot_mapping = {5, -1, 5, 3};
+  EXPECT_EQ(check_slots(s, g), "token 2: physical slot 5 already written by token 0");
+  s.slot_mapping = {0, 1, 2, 3};
+  s.swa_table = {4, -1};
+  EXPECT_EQ(check_slots(s, g), "token 2: SWA index 2 >= table size 2");
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -1,0 +1,135 @@
+// CSV rows: one column list, every row full width, free text quoted.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/csv.hpp"
+
+namespace kvbench {
+namespace {
+
+// Quote-aware split (RFC 4180), independent of the writer's code.
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool in_quotes = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (in_quotes) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (ch == '"') {
+        in_quotes = false;
+      } else {
+        out.back() += ch;
+      }
+    } else if (ch == '"') {
+      in_quotes = true;
+    } else if (ch == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += ch;
+    }
+  }
+  return out;
+}
+
+Row passed_row() {
+  Row r;
+  r.c.kernel = Kernel::cache_write;
+  r.c.sweep = "llama";
+  r.c.num_tokens = 128;
+  r.c.num_heads = 8;
+  r.c.head_dim = 128;
+  r.status = Status::passed;
+  r.written_tokens = 128;
+  r.bytes = 1024;
+  r.mode = "graph";
+  r.timed = true;
+  r.stats.samples = 3;
+  r.stats.median_us = 1.5;
+  r.stats.mean_us = 1.25;
+  r.stats.rel_stdev = 0.01;
+  r.gbps = 682.7;
+  r.device = "NVIDIA H200";
+  r.git_sha = "abc";
+  return r;
+}
+
+std::string field(const std::string& line, const std::string& column) {
+  const auto& cols = csv_columns();
+  const auto fields = split(line);
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    if (cols[i] == column) return fields.at(i);
+  return "<no column " + column + ">";
+}
+
+TEST(Csv, HeaderIsSnakeCaseWithSchemaVersionFirst) {
+  const auto cols = split(csv_header());
+  EXPECT_EQ(cols.size(), csv_columns().size());
+  EXPECT_EQ(cols.front(), "schema_version");
+  for (const auto& c : cols)
+    for (char ch : c) EXPECT_TRUE(std::islower(ch) || std::isdigit(ch) || ch == '_') << c;
+}
+
+TEST(Csv, PassedRowHasEveryColumn) {
+  const std::string line = csv_line(passed_row());
+  EXPECT_EQ(split(line).size(), csv_columns().size());
+  EXPECT_EQ(field(line, "schema_version"), "1");
+  EXPECT_EQ(field(line, "kernel"), "reshape_and_cache_flash");
+  EXPECT_EQ(field(line, "status"), "passed");
+  EXPECT_EQ(field(line, "median_us"), "1.500");
+  EXPECT_EQ(field(line, "gbps"), "682.7");
+  EXPECT_EQ(field(line, "swa"), "false");
+  EXPECT_EQ(field(line, "device"), "NVIDIA H200");
+}
+
+TEST(Csv, FailedRowIsFullWidthAndQuotesItsReason) {
+  Row r = passed_row();
+  r.timed = false;
+  r.mode.clear();
+  r.status = Status::incorrect;
+  r.mismatches = 3;
+  r.reason = "3 of 10 elements differ; first: [1] expected 0x3f80 got \"0x0000\",\nmore";
+  const std::string line = csv_line(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(split(line).size(), csv_columns().size());
+  EXPECT_EQ(field(line, "status"), "incorrect");
+  EXPECT_EQ(field(line, "reason"),
+            "3 of 10 elements differ; first: [1] expected 0x3f80 got \"0x0000\", more");
+  EXPECT_EQ(field(line, "median_us"), "");
+  EXPECT_EQ(field(line, "gbps"), "");
+  EXPECT_EQ(field(line, "git_sha"), "abc");
+}
+
+TEST(Csv, WriterFlushesEachRowWhole) {
+  const std::string path = ::testing::TempDir() + "/kvbench_writer.csv";
+  {
+    CsvWriter w(path);
+    w.write(passed_row());
+    // Before the writer closes, the file already holds the header and the whole row.
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), csv_header() + "\n" + csv_line(passed_row()) + "\n");
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Csv, WriterNamesAnUnwritablePath) {
+  EXPECT_THROW(
+      {
+        try {
+          CsvWriter w("/nonexistent/dir/out.csv");
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "/nonexistent/dir/out.csv: cannot open for writing");
+          throw;
+        }
+      },
+      std::runtime_error);
+}
+
+}  // namespace
+}  // namespace kvbench

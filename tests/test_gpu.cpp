@@ -1,0 +1,123 @@
+// Each kernel against the CPU reference, bit for bit, through the same runner `kvbench run`
+// uses (canary-filled outputs, whole-buffer comparison). Skips visibly without a CUDA device.
+#include <gtest/gtest.h>
+
+#include "runtime/runner.hpp"
+
+namespace kvbench {
+namespace {
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      device_ = open_device();
+    } catch (const NoDeviceError& e) {
+      GTEST_SKIP() << e.what();
+    }
+  }
+
+  void expect_passes(const Case& c) {
+    RunSettings s;
+    s.warmup = 1;
+    s.samples = 2;
+    s.graph_launches = 2;
+    const Row row = run_case(c, s, device_);
+    EXPECT_EQ(row.status, Status::passed) << describe(c) << ": " << row.reason;
+    EXPECT_EQ(row.mismatches, 0);
+    EXPECT_TRUE(row.timed);
+    EXPECT_GT(row.stats.median_us, 0.0);
+  }
+
+  DeviceInfo device_;
+};
+
+Case concat(std::int64_t T, std::int64_t H, StrideMode strides, DType in = DType::bf16,
+            DType out = DType::bf16) {
+  Case c;
+  c.kernel = Kernel::concat_mla_k;
+  c.num_tokens = T;
+  c.num_heads = H;
+  c.head_dim = 128;
+  c.rope_dim = 64;
+  c.strides = strides;
+  c.in_dtype = in;
+  c.out_dtype = out;
+  return c;
+}
+
+Case cache(std::int64_t T, std::int64_t H, std::int64_t D, std::int64_t BS) {
+  Case c;
+  c.kernel = Kernel::cache_write;
+  c.num_tokens = T;
+  c.num_heads = H;
+  c.head_dim = D;
+  c.block_size = BS;
+  return c;
+}
+
+TEST_F(Gpu, ConcatBf16DeepSeekShapes) {
+  for (std::int64_t T : {1, 7, 300})
+    for (auto strides : {StrideMode::contiguous, StrideMode::sglang, StrideMode::padded})
+      expect_passes(concat(T, 128, strides));
+}
+
+TEST_F(Gpu, ConcatNonPowerOfTwoHeadsAndDims) {
+  expect_passes(concat(33, 12, StrideMode::contiguous));
+  Case c = concat(5, 3, StrideMode::padded);
+  c.head_dim = 100;
+  c.rope_dim = 24;
+  expect_passes(c);
+}
+
+TEST_F(Gpu, ConcatEveryDtypePair) {
+  for (auto in : {DType::f32, DType::f16, DType::bf16})
+    for (auto out : all_values<DType>()) expect_passes(concat(9, 16, StrideMode::sglang, in, out));
+}
+
+TEST_F(Gpu, CacheWriteBf16EverySlotPattern) {
+  for (auto slots : all_values<SlotPattern>())
+    for (bool swa : {false, true}) {
+      Case c = cache(257, 8, 128, 16);
+      c.slots = slots;
+      c.swa = swa;
+      expect_passes(c);
+    }
+}
+
+TEST_F(Gpu, CacheWriteLayoutsStridesAndOddSizes) {
+  for (auto layout : {Layout::nhd, Layout::hnd})
+    for (bool interleaved : {false, true})
+      for (auto [H, D, BS] : {std::tuple{8, 80, 16}, std::tuple{1, 576, 64}, std::tuple{3, 96, 1}}) {
+        Case c = cache(100, H, D, BS);
+        c.layout = layout;
+        c.kv_interleaved = interleaved;
+        c.strides = StrideMode::padded;
+        expect_passes(c);
+      }
+}
+
+TEST_F(Gpu, CacheWriteScalesAndDtypes) {
+  for (auto scale : all_values<ScaleMode>())
+    for (auto in : {DType::f32, DType::f16, DType::bf16})
+      for (auto out : all_values<DType>()) {
+        Case c = cache(64, 8, 128, 16);
+        c.scale = scale;
+        c.in_dtype = in;
+        c.out_dtype = out;
+        expect_passes(c);
+      }
+}
+
+TEST_F(Gpu, UnsupportedDtypePairIsReportedNotRun) {
+  RunSettings s;
+  Case c = cache(4, 8, 128, 16);
+  c.in_dtype = DType::fp8_e4m3;
+  const Row row = run_case(c, s, device_);
+  EXPECT_EQ(row.status, Status::not_supported);
+  EXPECT_NE(row.reason.find("fp8_e4m3->bf16"), std::string::npos) << row.reason;
+  EXPECT_FALSE(row.timed);
+}
+
+}  // namespace
+}  // namespace kvbench

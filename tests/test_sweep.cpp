@@ -1,0 +1,137 @@
+// Sweep expansion against a golden listing, and the config errors a user will make.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/sweep.hpp"
+
+namespace kvbench {
+namespace {
+
+std::vector<std::string> listing(const Config& c) {
+  std::vector<std::string> out;
+  for (const auto& k : c.cases) out.push_back(describe(k));
+  return out;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_config(yaml, "t.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(Sweep, ExpandsCartesianProductInCanonicalOrder) {
+  // Axes written in a different order than the canonical one: expansion must not care.
+  const Config c = parse_config(R"(
+sweeps:
+  - name: s
+    kernel: reshape_and_cache_flash
+    axes:
+      num_tokens: [1, 16]
+      swa: [false, true]
+      num_heads: 8
+      head_size: [128, 80]
+)",
+                                "t.yaml");
+  const std::vector<std::string> golden = {
+      "reshape_and_cache_flash seed_port T=1 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
+  };
+  EXPECT_EQ(listing(c), golden);
+  for (const auto& k : c.cases) EXPECT_EQ(k.sweep, "s");
+}
+
+TEST(Sweep, ConcatDefaultsAndSeveralSweeps) {
+  const Config c = parse_config(R"(
+settings: {seed: 7, samples: 3, mode: hot}
+sweeps:
+  - kernel: concat_and_cast_mha_k
+    axes: {num_tokens: 4, out_dtype: [bf16, fp8_e4m3], strides: sglang}
+  - kernel: concat_and_cast_mha_k
+    axes: {num_heads: 12}
+)",
+                                "t.yaml");
+  const std::vector<std::string> golden = {
+      "concat_and_cast_mha_k seed_port T=4 H=128 NOPE=128 ROPE=64 bf16->bf16 strides=sglang",
+      "concat_and_cast_mha_k seed_port T=4 H=128 NOPE=128 ROPE=64 bf16->fp8_e4m3 strides=sglang",
+      "concat_and_cast_mha_k seed_port T=1 H=12 NOPE=128 ROPE=64 bf16->bf16 strides=contiguous",
+  };
+  EXPECT_EQ(listing(c), golden);
+  EXPECT_EQ(c.cases[0].sweep, "sweep0");
+  EXPECT_EQ(c.cases[2].sweep, "sweep1");
+  EXPECT_EQ(c.settings.seed, 7u);
+  EXPECT_EQ(c.settings.samples, 3);
+  EXPECT_EQ(c.settings.mode, TimingMode::hot);
+  EXPECT_EQ(c.settings.warmup, RunSettings{}.warmup);
+}
+
+TEST(Sweep, ShippedConfigsExpand) {
+  // The GPU host runs this binary from another checkout: it names the tree in the environment.
+  const char* env = std::getenv("KVBENCH_SOURCE_DIR");
+  const std::string root = env ? env : KVBENCH_SOURCE_DIR;
+  for (const char* name : {"smoke", "default"}) {
+    const Config c = load_config(root + "/configs/" + name + ".yaml");
+    EXPECT_GE(c.cases.size(), 8u) << name;
+  }
+}
+
+TEST(SweepErrors, NameTheKeyPathAndPosition) {
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes:\n      num_tokns: 4\n"),
+            "t.yaml:4:7: sweeps[0].axes.num_tokns: unknown key (expected one of in_dtype, "
+            "out_dtype, scale, swa, layout, kv_interleaved, strides, slots, num_heads, head_size, "
+            "block_size, num_tokens, variant)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {num_heads: [8, 0]}\n"),
+            "t.yaml:3:27: sweeps[0].axes.num_heads[1]: expected a positive integer up to "
+            "2147483647, got 0");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {in_dtype: fp4}\n"),
+            "t.yaml:3:22: sweeps[0].axes.in_dtype: unknown dtype 'fp4' (expected one of f32, f16, "
+            "bf16, fp8_e4m3, fp8_e5m2)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: flash_attn\n"),
+            "t.yaml:2:13: sweeps[0].kernel: unknown kernel 'flash_attn' (expected one of "
+            "concat_and_cast_mha_k, reshape_and_cache_flash)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {swa: maybe}\n"),
+            "t.yaml:3:17: sweeps[0].axes.swa: expected true or false, got 'maybe'");
+}
+
+TEST(SweepErrors, StructureAndSyntax) {
+  EXPECT_EQ(error_of("sweeps: [\n"), error_of("sweeps: [\n"));  // deterministic
+  EXPECT_NE(error_of("sweeps: [\n").find("t.yaml:2:1: YAML syntax error"), std::string::npos)
+      << error_of("sweeps: [\n");
+  EXPECT_EQ(error_of("settings: {}\n"), "t.yaml: sweeps: missing (expected a list of sweeps)");
+  EXPECT_EQ(error_of("sweeps: []\n"), "t.yaml:1:9: sweeps: expected a non-empty list of sweeps");
+  EXPECT_EQ(error_of("sweeps:\n  - axes: {}\n"),
+            "t.yaml:2:5: sweeps[0].kernel: missing (expected one of concat_and_cast_mha_k, "
+            "reshape_and_cache_flash)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {num_tokens: []}\n"),
+            "t.yaml:3:24: sweeps[0].axes.num_tokens: empty list");
+  EXPECT_EQ(error_of("settings: {samples: -1}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n"),
+            "t.yaml:1:21: settings.samples: expected a positive integer up to 100000, got -1");
+  EXPECT_EQ(error_of("settings: {mode: cold}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n"),
+            "t.yaml:1:18: settings.mode: unknown timing mode 'cold' (expected one of graph, hot)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {strides: sglang}\n"),
+            "t.yaml:3:21: sweeps[0].axes.strides: 'sglang' strides apply to "
+            "concat_and_cast_mha_k only");
+  EXPECT_EQ(error_of("sweepz: []\n"),
+            "t.yaml:1:1: sweepz: unknown key (expected one of settings, sweeps)");
+}
+
+TEST(SweepErrors, MissingFileNamesThePath) {
+  try {
+    load_config("/nonexistent/dir/x.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/dir/x.yaml: cannot open config file");
+  }
+}
+
+}  // namespace
+}  // namespace kvbench
