@@ -2,7 +2,6 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -35,7 +34,6 @@ namespace kvbench::ref {
 namespace {
 
 using Eigen::Dynamic;
-using Eigen::Index;
 using Eigen::OuterStride;
 using Eigen::RowMajor;
 using Eigen::Unaligned;
@@ -176,61 +174,64 @@ std::int64_t physical_slot(const CacheWriteProblem& p, std::int64_t t) {
   return s;
 }
 
+template <class In, class Out>
+void concat_impl(const ConcatProblem& p) {
+  const std::int64_t H = p.num_heads, NOPE = p.nope_dim, ROPE = p.rope_dim;
+  for_tokens(p.num_tokens, p.num_tokens * H * (NOPE + ROPE), [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const auto nope = in_block<In>(p.k_nope, t * p.nope_s0, H, NOPE, p.nope_s1);
+      const auto rope = in_block<In>(p.k_rope, t * p.rope_s0, 1, ROPE, ROPE);
+      auto k_nope_part = out_block<Out>(p.k, t * p.k_s0, H, NOPE, p.k_s1);
+      auto k_rope_part = out_block<Out>(p.k, t * p.k_s0 + NOPE, H, ROPE, p.k_s1);
+      k_nope_part = cast_block<In, Out>(nope);
+      // Rope is shared by all heads: cast once, then broadcast.
+      k_rope_part = cast_block<In, Out>(rope).replicate(H, 1);
+    }
+  });
+}
+
+template <class In, class Out>
+void cache_write_impl(const CacheWriteProblem& p) {
+  const std::int64_t H = p.num_heads, D = p.head_size, BS = p.block_size;
+
+  // Resolved serially first so a bad slot throws here rather than inside a worker thread.
+  std::vector<std::int64_t> slots(
+      static_cast<std::size_t>(std::max<std::int64_t>(0, p.num_tokens)));
+  for (std::int64_t t = 0; t < p.num_tokens; ++t) slots[t] = physical_slot(p, t);
+
+  // Inside a block, NHD puts slot o's heads next to each other (head stride D); HND puts each
+  // head's BS slots together (head stride BS * D).
+  const bool nhd = p.layout == Layout::nhd;
+  const std::int64_t head_stride = nhd ? D : BS * D;
+  const std::int64_t slot_stride = nhd ? H * D : D;
+
+  for_tokens(p.num_tokens, p.num_tokens * H * D, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t s = slots[t];
+      if (s < 0) continue;
+      const std::int64_t offset = (s / BS) * p.block_stride + (s % BS) * slot_stride;
+      const auto key = in_block<In>(p.key, t * p.key_s0, H, D, p.key_s1);
+      const auto value = in_block<In>(p.value, t * p.value_s0, H, D, p.value_s1);
+      auto key_dst = out_block<Out>(p.key_cache, offset, H, D, head_stride);
+      auto value_dst = out_block<Out>(p.value_cache, offset, H, D, head_stride);
+      write_block(key, key_dst, p.scale, p.k_scale);
+      write_block(value, value_dst, p.scale, p.v_scale);
+    }
+  });
+}
+
 }  // namespace
 
 void concat_and_cast_mha_k(const ConcatProblem& p) {
-  dispatch(p.in_dtype, p.out_dtype, false, "concat_and_cast_mha_k", [&](auto in_tag, auto out_tag) {
-    using In = typename decltype(in_tag)::type;
-    using Out = typename decltype(out_tag)::type;
-    const std::int64_t H = p.num_heads, NOPE = p.nope_dim, ROPE = p.rope_dim;
-    for_tokens(p.num_tokens, p.num_tokens * H * (NOPE + ROPE),
-               [&](std::int64_t t0, std::int64_t t1) {
-                 for (std::int64_t t = t0; t < t1; ++t) {
-                   const auto nope = in_block<In>(p.k_nope, t * p.nope_s0, H, NOPE, p.nope_s1);
-                   const auto rope = in_block<In>(p.k_rope, t * p.rope_s0, 1, ROPE, ROPE);
-                   auto k_nope_part = out_block<Out>(p.k, t * p.k_s0, H, NOPE, p.k_s1);
-                   auto k_rope_part = out_block<Out>(p.k, t * p.k_s0 + NOPE, H, ROPE, p.k_s1);
-                   k_nope_part = cast_block<In, Out>(nope);
-                   // Rope is shared by all heads: cast once, then broadcast.
-                   k_rope_part = cast_block<In, Out>(rope).replicate(H, 1);
-                 }
-               });
+  dispatch(p.in_dtype, p.out_dtype, false, "concat_and_cast_mha_k", [&](auto in, auto out) {
+    concat_impl<typename decltype(in)::type, typename decltype(out)::type>(p);
   });
 }
 
 void reshape_and_cache_flash(const CacheWriteProblem& p) {
-  dispatch(p.in_dtype, p.out_dtype, false, "reshape_and_cache_flash",
-           [&](auto in_tag, auto out_tag) {
-             using In = typename decltype(in_tag)::type;
-             using Out = typename decltype(out_tag)::type;
-             const std::int64_t H = p.num_heads, D = p.head_size, BS = p.block_size;
-
-             // Resolved serially first so a bad slot throws here rather than inside a worker
-             // thread.
-             std::vector<std::int64_t> slots(
-                 static_cast<std::size_t>(std::max<std::int64_t>(0, p.num_tokens)));
-             for (std::int64_t t = 0; t < p.num_tokens; ++t) slots[t] = physical_slot(p, t);
-
-             // Inside a block, NHD puts slot o's heads next to each other (head stride D); HND puts
-             // each head's BS slots together (head stride BS * D).
-             const bool nhd = p.layout == Layout::nhd;
-             const std::int64_t head_stride = nhd ? D : BS * D;
-             const std::int64_t slot_stride = nhd ? H * D : D;
-
-             for_tokens(p.num_tokens, p.num_tokens * H * D, [&](std::int64_t t0, std::int64_t t1) {
-               for (std::int64_t t = t0; t < t1; ++t) {
-                 const std::int64_t s = slots[t];
-                 if (s < 0) continue;
-                 const std::int64_t offset = (s / BS) * p.block_stride + (s % BS) * slot_stride;
-                 const auto key = in_block<In>(p.key, t * p.key_s0, H, D, p.key_s1);
-                 const auto value = in_block<In>(p.value, t * p.value_s0, H, D, p.value_s1);
-                 auto key_dst = out_block<Out>(p.key_cache, offset, H, D, head_stride);
-                 auto value_dst = out_block<Out>(p.value_cache, offset, H, D, head_stride);
-                 write_block(key, key_dst, p.scale, p.k_scale);
-                 write_block(value, value_dst, p.scale, p.v_scale);
-               }
-             });
-           });
+  dispatch(p.in_dtype, p.out_dtype, false, "reshape_and_cache_flash", [&](auto in, auto out) {
+    cache_write_impl<typename decltype(in)::type, typename decltype(out)::type>(p);
+  });
 }
 
 void convert(DType from, const void* in, DType to, void* out, const float* scale) {
