@@ -4,8 +4,15 @@
 //   seed_port  Grid (token, 4-head block) of 128 threads, mirroring the seed's Triton program:
 //              lanes cover a [4, next_pow2(D)] tile with masking. Kept as the baseline the
 //              faster variants are measured against. Fixes the seed's negative-slot SWA read.
+//   optimized  Flat tiling over (token, 16-byte vector of one head): each thread moves the same
+//              vector of K and of V, so no lane idles on padding and small-head shapes still
+//              fill whole blocks. Below one wave of threads, K/V loads are issued before the
+//              slot is known (one memory latency instead of two); above it, after, so skipped
+//              tokens cost no K/V reads. Falls back to 1-element accesses when pointers or
+//              strides are not 16-byte aligned.
 #include "kernels/cache_write.hpp"
 #include "kernels/convert.cuh"
+#include "kernels/vec.cuh"
 
 namespace kvbench::kernels {
 namespace {
@@ -62,6 +69,93 @@ __global__ void __launch_bounds__(kSeedThreads) cache_write_seed_port(CacheWrite
   }
 }
 
+constexpr int kOptThreads = 256;
+
+// 64-bit division is a long instruction sequence; slots and block sizes below 2^31 take 32 bits.
+__device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block_size,
+                                           std::int64_t& block, std::int64_t& offset) {
+  if (((slot | block_size) >> 31) == 0) {
+    const auto s = static_cast<std::uint32_t>(slot), bs = static_cast<std::uint32_t>(block_size);
+    block = s / bs;
+    offset = s - static_cast<std::uint32_t>(block) * bs;
+  } else {
+    block = slot / block_size;
+    offset = slot - block * block_size;
+  }
+}
+
+// One thread per (token, head, vector): it moves that vector of K and of V.
+template <class In, class Out, int V, bool SPECULATIVE>
+__global__ void __launch_bounds__(kOptThreads) cache_write_optimized(CacheWriteArgs a,
+                                                                      int vecs_per_head) {
+  const int per_token = static_cast<int>(a.num_heads) * vecs_per_head;
+  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
+  std::int64_t t;
+  int u;
+  cursor.locate(static_cast<int>(threadIdx.x), t, u);
+  if (t >= a.num_tokens) return;
+  const int h = u / vecs_per_head;
+  const int d = (u - h * vecs_per_head) * V;
+  const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
+  const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
+
+  // Every load is issued before the store: loads the compiler cannot prove independent of a
+  // store would otherwise wait for it.
+  std::int64_t slot = __ldg(a.slot_mapping + t);
+  const bool scaled = a.scale != ScaleMode::none;
+  float ks = 1.0f, vs = 1.0f;
+  if (scaled) {
+    const int si = a.scale == ScaleMode::per_head ? h : 0;
+    ks = __ldg(a.k_scale + si);
+    vs = __ldg(a.v_scale + si);
+  }
+  Vec<In, V> kx, vx;
+  if constexpr (SPECULATIVE) {
+    kx = load_vec<In, V>(key);
+    vx = load_vec<In, V>(value);
+  }
+  if (slot >= 0 && a.swa_slot_mapping != nullptr) slot = __ldg(a.swa_slot_mapping + slot);
+  if (slot < 0 || slot == a.skip_slot) return;  // SPEC.md §2 steps 1-3
+  if constexpr (!SPECULATIVE) {
+    kx = load_vec<In, V>(key);
+    vx = load_vec<In, V>(value);
+  }
+  std::int64_t b, o;
+  split_slot(slot, a.block_size, b, o);
+  const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
+  store_vec(static_cast<Out*>(a.key_cache) + dst, cast_vec<Out>(kx, scaled, ks));
+  store_vec(static_cast<Out*>(a.value_cache) + dst, cast_vec<Out>(vx, scaled, vs));
+}
+
+// Whether every access of the optimized variant can be `n` elements wide.
+bool cache_vec_ok(const CacheWriteArgs& a, int n, int in_bytes, int out_bytes) {
+  return divisible(a.head_size, n) && divisible(a.key_s0, n) && divisible(a.key_s1, n) &&
+         divisible(a.value_s0, n) && divisible(a.value_s1, n) && divisible(a.block_stride, n) &&
+         divisible(a.slot_stride, n) && divisible(a.head_stride, n) &&
+         vec_aligned(a.key, in_bytes, n) && vec_aligned(a.value, in_bytes, n) &&
+         vec_aligned(a.key_cache, out_bytes, n) && vec_aligned(a.value_cache, out_bytes, n);
+}
+
+template <class In, class Out, int V>
+cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
+  const std::int64_t vecs_per_head = a.head_size / V;
+  const std::int64_t per_token = a.num_heads * vecs_per_head;
+  if (per_token > (1 << 30)) return cudaErrorInvalidValue;
+  const std::int64_t items = a.num_tokens * per_token;
+  // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
+  // Below one wave of threads K/V are loaded before the slot is known (latency-bound); above it,
+  // only for tokens that are written, so padding tokens cost only their slot entry.
+  const FlatGrid g = plan_flat_grid(items, kOptThreads);
+  if (g.blocks == 0) return cudaErrorInvalidValue;
+  const auto blocks = static_cast<unsigned>((items + kOptThreads - 1) / kOptThreads);
+  const auto vph = static_cast<int>(vecs_per_head);
+  if (g.unroll == 1)
+    cache_write_optimized<In, Out, V, true><<<blocks, kOptThreads, 0, stream>>>(a, vph);
+  else
+    cache_write_optimized<In, Out, V, false><<<blocks, kOptThreads, 0, stream>>>(a, vph);
+  return cudaGetLastError();
+}
+
 int next_pow2(std::int64_t x) {
   int p = 1;
   while (p < x) p <<= 1;
@@ -92,6 +186,11 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
         cache_write_seed_port<In, Out>
             <<<grid, kSeedThreads, 0, stream>>>(a, next_pow2(a.head_size));
         return cudaGetLastError();
+      }
+      case Variant::optimized: {
+        constexpr int kV = kVecWidth<In>;
+        if (cache_vec_ok(a, kV, sizeof(In), sizeof(Out))) return launch_optimized<In, Out, kV>(a, stream);
+        return launch_optimized<In, Out, 1>(a, stream);
       }
     }
     return cudaErrorInvalidValue;

@@ -17,16 +17,20 @@ class Gpu : public ::testing::Test {
     }
   }
 
-  void expect_passes(const Case& c) {
+  // Every variant must pass every case.
+  void expect_passes(Case c) {
     RunSettings s;
     s.warmup = 1;
     s.samples = 2;
     s.graph_launches = 2;
-    const Row row = run_case(c, s, device_);
-    EXPECT_EQ(row.status, Status::passed) << describe(c) << ": " << row.reason;
-    EXPECT_EQ(row.mismatches, 0);
-    EXPECT_TRUE(row.timed);
-    EXPECT_GT(row.stats.median_us, 0.0);
+    for (auto variant : all_values<Variant>()) {
+      c.variant = variant;
+      const Row row = run_case(c, s, device_);
+      EXPECT_EQ(row.status, Status::passed) << describe(c) << ": " << row.reason;
+      EXPECT_EQ(row.mismatches, 0);
+      EXPECT_TRUE(row.timed);
+      EXPECT_GT(row.stats.median_us, 0.0);
+    }
   }
 
   DeviceInfo device_;
@@ -107,6 +111,27 @@ TEST_F(Gpu, CacheWriteScalesAndDtypes) {
         c.out_dtype = out;
         expect_passes(c);
       }
+}
+
+// Large enough for the unrolled (UNROLL=4) tiling; padded strides with D=80 keep 16-byte
+// alignment, D=100 forces the 1-element fallback.
+TEST_F(Gpu, LargeLaunchesAndScalarFallback) {
+  expect_passes(concat(3000, 128, StrideMode::sglang));
+  Case odd = concat(2000, 12, StrideMode::padded);
+  odd.rope_dim = 60;
+  expect_passes(odd);
+  for (std::int64_t D : {80, 100}) {
+    Case c = cache(20000, 8, D, 16);
+    c.slots = SlotPattern::padded;
+    c.swa = true;
+    c.strides = StrideMode::padded;
+    expect_passes(c);
+  }
+  Case fp8 = cache(9000, 8, 128, 16);
+  fp8.out_dtype = DType::fp8_e4m3;
+  fp8.scale = ScaleMode::per_head;
+  fp8.layout = Layout::hnd;
+  expect_passes(fp8);
 }
 
 TEST_F(Gpu, UnsupportedDtypePairIsReportedNotRun) {

@@ -74,11 +74,32 @@ sweeps:
   EXPECT_EQ(c.settings.warmup, RunSettings{}.warmup);
 }
 
+TEST(Sweep, MergeKeysShareAxesBetweenSweeps) {
+  const Config c = parse_config(R"(
+sweeps:
+  - kernel: reshape_and_cache_flash
+    axes: &base {num_heads: 4, head_size: 64, num_tokens: [1, 2]}
+  - kernel: reshape_and_cache_flash
+    axes:
+      <<: *base
+      num_tokens: 8
+      layout: hnd
+)",
+                                "t.yaml");
+  ASSERT_EQ(c.cases.size(), 3u);
+  EXPECT_EQ(c.cases[2].num_heads, 4);
+  EXPECT_EQ(c.cases[2].head_dim, 64);
+  EXPECT_EQ(c.cases[2].num_tokens, 8);  // the sweep's own value overrides the merged one
+  EXPECT_EQ(c.cases[2].layout, Layout::hnd);
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {<<: 3}\n"),
+            "t.yaml:3:16: sweeps[0].axes.<<: expected a mapping (or list of mappings) to merge");
+}
+
 TEST(Sweep, ShippedConfigsExpand) {
   // The GPU host runs this binary from another checkout: it names the tree in the environment.
   const char* env = std::getenv("KVBENCH_SOURCE_DIR");
   const std::string root = env ? env : KVBENCH_SOURCE_DIR;
-  for (const char* name : {"smoke", "default"}) {
+  for (const char* name : {"smoke", "default", "perf", "quick_perf"}) {
     const Config c = load_config(root + "/configs/" + name + ".yaml");
     EXPECT_GE(c.cases.size(), 8u) << name;
   }

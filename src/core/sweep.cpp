@@ -137,6 +137,25 @@ void check_keys(const std::string& source, const YAML::Node& map, const std::str
   }
 }
 
+// YAML merge keys (`<<: *anchor`), which yaml-cpp leaves to the application: entries of the
+// merged map(s) first, then the map's own entries override them. Value nodes keep their marks.
+YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map, const std::string& path) {
+  if (!map.IsMap() || !map["<<"]) return map;
+  YAML::Node out(YAML::NodeType::Map);
+  const YAML::Node base = map["<<"];
+  auto merge_one = [&](const YAML::Node& m) {
+    if (!m.IsMap()) fail(source, m, path + ".<<", "expected a mapping (or list of mappings) to merge");
+    for (const auto& kv : m) out[kv.first.as<std::string>()] = kv.second;
+  };
+  if (base.IsSequence())
+    for (const auto& m : base) merge_one(m);
+  else
+    merge_one(base);
+  for (const auto& kv : map)
+    if (kv.first.as<std::string>() != "<<") out[kv.first.as<std::string>()] = kv.second;
+  return out;
+}
+
 RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   RunSettings s;
   if (!n) return s;
@@ -182,7 +201,7 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
         fail(source, sweep["name"], path + ".name", "must not contain commas, quotes or newlines");
   }
 
-  const YAML::Node axes = sweep["axes"];
+  const YAML::Node axes = with_merge_keys(source, sweep["axes"], path + ".axes");
   const auto& specs = axes_of(kernel);
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);

@@ -33,8 +33,9 @@ struct Names<Kernel> {
 template <>
 struct Names<Variant> {
   static constexpr std::string_view kind = "variant";
-  static constexpr std::array<std::pair<Variant, std::string_view>, 1> table{{
+  static constexpr std::array<std::pair<Variant, std::string_view>, 2> table{{
       {Variant::seed_port, "seed_port"},
+      {Variant::optimized, "optimized"},
   }};
 };
 template <>
