@@ -6,7 +6,7 @@ set -euo pipefail
 KVBENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KVBENCH_BUILD=${KVBENCH_BUILD:-$KVBENCH_ROOT/build}
 KVBENCH_PACKAGES=(cmake ninja-build g++ libcli11-dev libeigen3-dev libyaml-cpp-dev libfccp-dev
-                  libgtest-dev nlohmann-json3-dev)
+                  libgtest-dev nlohmann-json3-dev python3-matplotlib)
 
 kvbench_install_missing() {
   local missing=()

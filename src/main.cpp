@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "core/csv.hpp"
+#include "core/gate.hpp"
 #include "core/sweep.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/cuda_check.hpp"
@@ -40,6 +43,52 @@ void apply(const Overrides& o, RunSettings& s) {
   if (o.mode) s.mode = timing_mode_from_string(*o.mode);
 }
 
+// The regression gate's flags, shared by `compare` and `run --baseline`.
+struct GateFlags {
+  std::string baseline;
+  std::string threshold = "5";
+  std::string junit;
+  bool allow_device_mismatch = false;
+};
+
+// "5" and "5%" both mean 5 percent.
+double parse_threshold(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  char* end = nullptr;
+  const double pct = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
+    throw std::invalid_argument("--threshold: '" + text + "' is not a percentage in [0, 1000)");
+  return pct / 100.0;
+}
+
+// Gates `current` against `baseline` (already read): markdown on stdout, JUnit if asked, one
+// line on stderr when it fails. Returns the gate's exit code; throws on bad input.
+int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
+  const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
+  const GateReport report = run_gate(baseline, read_results(current_path), opt);
+  std::cout << markdown_report(report) << std::flush;
+  if (!flags.junit.empty()) {
+    std::ofstream out(flags.junit, std::ios::trunc);
+    out << junit_report(report);
+    out.close();
+    if (!out) throw std::runtime_error(flags.junit + ": cannot write the JUnit report");
+  }
+  const int code = report.exit_code();
+  if (code != kGatePass) std::fprintf(stderr, "kvbench compare: %s\n", report.summary().c_str());
+  return code;
+}
+
+// `compare` maps every bad input (flag, file, schema, device, duplicates) to exit 3.
+int cmd_compare(const std::string& current_path, const GateFlags& flags) {
+  try {
+    parse_threshold(flags.threshold);  // before reading anything
+    return gate(read_results(flags.baseline), current_path, flags);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvbench: %s\n", e.what());
+    return kGateUsage;
+  }
+}
+
 std::string default_output(const std::string& config) {
   return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string() + ".csv";
 }
@@ -58,10 +107,22 @@ int cmd_list(const std::string& config_path, const std::string& format) {
   return kOk;
 }
 
-int cmd_run(const std::string& config_path, std::string output, const Overrides& overrides) {
+int cmd_run(const std::string& config_path, std::string output, const Overrides& overrides,
+            const GateFlags& gate_flags) {
   Config config = load_config(config_path);
   apply(overrides, config.settings);
   if (output.empty()) output = default_output(config_path);
+  // With --baseline, a bad baseline or threshold is reported before any GPU time is spent.
+  std::optional<ResultTable> baseline;
+  if (!gate_flags.baseline.empty()) {
+    try {
+      parse_threshold(gate_flags.threshold);
+      baseline = read_results(gate_flags.baseline);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kvbench: %s\n", e.what());
+      return kGateUsage;
+    }
+  }
 
   const DeviceInfo device = open_device();
   const std::filesystem::path out_path(output);
@@ -94,6 +155,14 @@ int cmd_run(const std::string& config_path, std::string output, const Overrides&
   std::printf("%zu cases, %zu passed or not supported, %d failed; results in %s\n",
               config.cases.size(), config.cases.size() - static_cast<std::size_t>(failed), failed,
               output.c_str());
+  if (baseline) {
+    try {
+      return gate(*baseline, output, gate_flags);  // the gate's verdict replaces the run's
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kvbench: %s\n", e.what());
+      return kGateUsage;
+    }
+  }
   return failed ? kCaseFailed : kOk;
 }
 
@@ -104,8 +173,22 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kvbench ") + kVersion + " (git " + kGitSha + ")");
   app.require_subcommand(1);
 
-  std::string config_path, output, format = "text";
+  std::string config_path, output, format = "text", current;
   Overrides overrides;
+  GateFlags gate_flags;
+  // Gate flags, on `run` (after --baseline) and on `compare`.
+  auto add_gate_flags = [&gate_flags](CLI::App* cmd, CLI::Option* needs) {
+    auto* t = cmd->add_option("--threshold", gate_flags.threshold,
+                              "Slower/faster only beyond this change, in percent (default 5)");
+    auto* j = cmd->add_option("--junit", gate_flags.junit, "Also write a JUnit XML report here");
+    auto* d = cmd->add_flag("--allow-device-mismatch", gate_flags.allow_device_mismatch,
+                            "Compare rows measured on different devices");
+    if (needs) {
+      t->needs(needs);
+      j->needs(needs);
+      d->needs(needs);
+    }
+  };
 
   CLI::App* run = app.add_subcommand("run", "Validate every case of CONFIG, time those that pass, write a CSV");
   run->add_option("config", config_path, "YAML sweep file")->required();
@@ -117,22 +200,39 @@ int main(int argc, char** argv) {
   run->add_option("--graph-launches", overrides.graph_launches, "Launches per CUDA graph (graph mode)")
       ->check(CLI::PositiveNumber);
   run->add_option("--mode", overrides.mode, "Timing mode")->check(CLI::IsMember({"graph", "hot"}));
+  add_gate_flags(run, run->add_option("--baseline", gate_flags.baseline,
+                                      "After the run, gate its CSV against this one (exit codes of compare)"));
+
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Gate CURRENT against BASELINE: verdict per case, markdown table, exit code");
+  compare->add_option("baseline", gate_flags.baseline, "Baseline result CSV")->required();
+  compare->add_option("current", current, "Current result CSV")->required();
+  add_gate_flags(compare, nullptr);
 
   CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
+
+  CLI::App* schema = app.add_subcommand(
+      "schema", "Print the result CSV's header line (for scripts that write rows of their own)");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::fprintf(stderr, "kvbench: %s (see --help)\n", e.what());
-    return kUsage;
+    const bool comparing = argc > 1 && std::string(argv[1]) == "compare";
+    return comparing ? int{kGateUsage} : int{kUsage};  // compare documents 3 for usage errors
   }
 
+  if (compare->parsed()) return cmd_compare(current, gate_flags);
+  if (schema->parsed()) {
+    std::cout << csv_header() << '\n';
+    return kOk;
+  }
   try {
     if (list->parsed()) return cmd_list(config_path, format);
-    return cmd_run(config_path, output, overrides);
+    return cmd_run(config_path, output, overrides, gate_flags);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "kvbench: %s\n", e.what());
     return kUsage;

@@ -85,6 +85,19 @@ struct Names<Status> {
       {Status::failed, "failed"},
   }};
 };
+template <>
+struct Names<Verdict> {
+  static constexpr std::string_view kind = "verdict";
+  static constexpr std::array<std::pair<Verdict, std::string_view>, 7> table{{
+      {Verdict::same, "same"},
+      {Verdict::faster, "faster"},
+      {Verdict::slower, "slower"},
+      {Verdict::unknown, "unknown"},
+      {Verdict::missing, "missing"},
+      {Verdict::added, "new"},  // `new` is a C++ keyword
+      {Verdict::incorrect, "incorrect"},
+  }};
+};
 
 template <class E>
 std::string_view name_of(E v) {
@@ -103,6 +116,7 @@ std::string_view to_string(ScaleMode v) { return name_of(v); }
 std::string_view to_string(SlotPattern v) { return name_of(v); }
 std::string_view to_string(StrideMode v) { return name_of(v); }
 std::string_view to_string(Status v) { return name_of(v); }
+std::string_view to_string(Verdict v) { return name_of(v); }
 
 template <class E>
 std::string joined_names() {
@@ -144,6 +158,7 @@ KVBENCH_INSTANTIATE(ScaleMode)
 KVBENCH_INSTANTIATE(SlotPattern)
 KVBENCH_INSTANTIATE(StrideMode)
 KVBENCH_INSTANTIATE(Status)
+KVBENCH_INSTANTIATE(Verdict)
 #undef KVBENCH_INSTANTIATE
 
 std::size_t size_of(DType t) {

@@ -27,6 +27,8 @@ enum class SlotPattern { random, contiguous, padded, skip };
 enum class StrideMode { contiguous, sglang, padded };
 // The outcome of one case, as CUTLASS's profiler reports it.
 enum class Status { passed, incorrect, rejected, not_supported, failed };
+// The regression gate's judgement of one case, current run against baseline (core/gate.hpp).
+enum class Verdict { same, faster, slower, unknown, missing, added, incorrect };
 
 std::string_view to_string(DType v);
 std::string_view to_string(Kernel v);
@@ -36,6 +38,7 @@ std::string_view to_string(ScaleMode v);
 std::string_view to_string(SlotPattern v);
 std::string_view to_string(StrideMode v);
 std::string_view to_string(Status v);
+std::string_view to_string(Verdict v);
 
 // from_string<E>("bf16") -> E; throws std::invalid_argument("unknown dtype 'x' (expected one of
 // f32, f16, ...)").

@@ -1,0 +1,74 @@
+// The regression gate: rows of a baseline and a current result CSV, matched by case key, become
+// one verdict each, a markdown table, a JUnit report and an exit code. Pure: no file I/O here
+// (core/result_csv.hpp reads the CSVs).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/result_csv.hpp"
+#include "core/types.hpp"
+
+namespace kvbench {
+
+// Exit codes of `kvbench compare` (README.md, "Regression gate"). When a run has both a
+// regression and a validation failure or missing case, 2 wins: a wrong or absent result is worse
+// than a slow one.
+enum GateExit : int {
+  kGatePass = 0,
+  kGateRegression = 1,  // some case is slower
+  kGateInvalid = 2,     // some case is incorrect or missing, or the current CSV has no rows
+  kGateUsage = 3,       // bad flag, unreadable or malformed CSV, schema/device mismatch, ...
+};
+
+// Inputs the gate refuses to judge (duplicate keys, device mismatch, empty baseline): exit 3.
+class GateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GateOptions {
+  double threshold = 0.05;             // relative change below which a case is "same"
+  bool allow_device_mismatch = false;  // match rows across devices (device leaves the key)
+};
+
+struct CaseVerdict {
+  Verdict verdict = Verdict::unknown;
+  std::optional<ResultRow> baseline, current;
+  double ratio = 0;      // current / baseline median, when both were timed
+  double tolerance = 0;  // the band the ratio was judged against
+  std::string note;      // why, for unknown / incorrect / missing rows
+};
+
+struct GateReport {
+  std::string baseline_path, current_path;
+  std::size_t baseline_rows = 0, current_rows = 0;
+  double threshold = 0;
+  std::vector<CaseVerdict> cases;  // most severe first, then in file order
+  std::map<Verdict, int> counts;
+  int exit_code() const;
+  std::string summary() const;  // one line: counts and the outcome
+};
+
+// Relative p10–p90 spread of a timing: its own noise.
+double spread(const Timing& t);
+
+// Same / faster / slower for two timed rows. The band is the largest of `threshold` and both
+// rows' spreads; slower when current > baseline·(1 + band), faster when baseline >
+// current·(1 + band) (symmetric in the ratio). Writes the band to *tolerance.
+Verdict judge(const Timing& baseline, const Timing& current, double threshold, double* tolerance);
+
+// Throws GateError for an empty baseline, duplicate case keys in either file (naming them), or,
+// unless allowed, a current device that the baseline never ran on.
+GateReport run_gate(const ResultTable& baseline, const ResultTable& current, const GateOptions& opt);
+
+// "T=128 H=8 D=128 BS=16 bf16->bf16 ..." from a row's axes: the case without kernel/variant/sweep.
+std::string describe_axes(const ResultRow& row);
+
+std::string markdown_report(const GateReport& r);
+std::string junit_report(const GateReport& r);
+
+}  // namespace kvbench

@@ -1,0 +1,201 @@
+// The regression gate: verdicts, their precedence, and the result-CSV reader's errors.
+// The small CSVs live in tests/data/gate/ (the CLI tests in CMakeLists.txt use them too).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/csv.hpp"
+#include "core/gate.hpp"
+#include "core/result_csv.hpp"
+
+namespace kvbench {
+namespace {
+
+const std::string kData = std::string(KVBENCH_SOURCE_DIR) + "/tests/data/gate/";
+
+ResultRow timed_row(const std::string& tokens, double median, double p10, double p90,
+                    const std::string& device = "GPU") {
+  ResultRow r;
+  r.axes = {"concat_and_cast_mha_k", "seed_port", "s", tokens, "128", "128", "64", "16",
+            "bf16", "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+  r.device = device;
+  r.status = Status::passed;
+  r.timing = Timing{median, p10, p90};
+  return r;
+}
+
+ResultTable table(std::vector<ResultRow> rows, const std::string& path = "t.csv") {
+  unsigned line = 2;
+  for (auto& r : rows) r.line = line++;
+  return {path, std::move(rows)};
+}
+
+Verdict only_verdict(const GateReport& r) {
+  EXPECT_EQ(r.cases.size(), 1u);
+  return r.cases.empty() ? Verdict::unknown : r.cases[0].verdict;
+}
+
+TEST(Gate, AxisColumnsAreTheCaseColumns) {
+  // The case key must cover every axis the writer emits.
+  EXPECT_EQ(result_axis_columns(), case_columns());
+}
+
+TEST(Gate, JudgeUsesTheLargerOfThresholdAndNoise) {
+  double tol = 0;
+  const Timing base{100, 99.5, 100.5};
+  EXPECT_EQ(judge(base, {110, 109.5, 110.5}, 0.05, &tol), Verdict::slower);
+  EXPECT_DOUBLE_EQ(tol, 0.05);
+  EXPECT_EQ(judge(base, {104, 103.5, 104.5}, 0.05, &tol), Verdict::same);
+  // 10% slower, but the current row's own p10-p90 spread is 30%: not a regression.
+  EXPECT_EQ(judge(base, {110, 95, 128}, 0.05, &tol), Verdict::same);
+  EXPECT_NEAR(tol, 0.3, 1e-12);
+  // Noise on the baseline side counts as much.
+  EXPECT_EQ(judge({100, 80, 120}, {110, 109.5, 110.5}, 0.05, &tol), Verdict::same);
+  // Faster is the mirror image.
+  EXPECT_EQ(judge(base, {90, 89.5, 90.5}, 0.05, &tol), Verdict::faster);
+  EXPECT_EQ(judge(base, {96, 95.5, 96.5}, 0.05, &tol), Verdict::same);
+  // A larger threshold absorbs a 10% change.
+  EXPECT_EQ(judge(base, {110, 109.5, 110.5}, 0.15, &tol), Verdict::same);
+}
+
+TEST(Gate, IdenticalRerunIsSame) {
+  const auto t = table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 20, 19.8, 20.2)});
+  const GateReport r = run_gate(t, t, {});
+  EXPECT_EQ(r.counts.at(Verdict::same), 2);
+  EXPECT_EQ(r.exit_code(), kGatePass);
+}
+
+TEST(Gate, EveryVerdict) {
+  auto base = table({timed_row("1", 10, 9.9, 10.1)});
+  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 12, 11.9, 12.1)}), {})), Verdict::slower);
+  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 8, 7.9, 8.1)}), {})), Verdict::faster);
+  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 10.2, 10.1, 10.3)}), {})), Verdict::same);
+
+  auto untimed = timed_row("1", 0, 0, 0);
+  untimed.timing.reset();
+  untimed.status = Status::not_supported;
+  EXPECT_EQ(only_verdict(run_gate(base, table({untimed}), {})), Verdict::unknown);
+  EXPECT_EQ(only_verdict(run_gate(table({untimed}), base, {})), Verdict::unknown);
+
+  for (Status s : {Status::incorrect, Status::failed, Status::rejected}) {
+    auto bad = untimed;
+    bad.status = s;
+    const GateReport r = run_gate(base, table({bad}), {});
+    EXPECT_EQ(only_verdict(r), Verdict::incorrect) << to_string(s);
+    EXPECT_EQ(r.exit_code(), kGateInvalid);
+  }
+
+  const GateReport added = run_gate(base, table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 5, 5, 5)}), {});
+  EXPECT_EQ(added.counts.at(Verdict::added), 1);
+  EXPECT_EQ(added.exit_code(), kGatePass);
+
+  const GateReport missing = run_gate(table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 5, 5, 5)}), base, {});
+  EXPECT_EQ(missing.counts.at(Verdict::missing), 1);
+  EXPECT_EQ(missing.exit_code(), kGateInvalid);
+}
+
+TEST(Gate, ValidationFailureOutranksRegression) {
+  auto base = table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 10, 9.9, 10.1)});
+  auto bad = timed_row("2", 10, 9.9, 10.1);
+  bad.status = Status::incorrect;
+  bad.timing.reset();
+  const GateReport r = run_gate(base, table({timed_row("1", 20, 19.9, 20.1), bad}), {});
+  EXPECT_EQ(r.counts.at(Verdict::slower), 1);
+  EXPECT_EQ(r.counts.at(Verdict::incorrect), 1);
+  EXPECT_EQ(r.exit_code(), kGateInvalid);
+  EXPECT_EQ(r.cases.front().verdict, Verdict::incorrect);  // most severe first
+}
+
+TEST(Gate, EmptyCurrentFailsEmptyBaselineIsRefused) {
+  const auto base = table({timed_row("1", 10, 9.9, 10.1)});
+  const GateReport r = run_gate(base, table({}), {});
+  EXPECT_EQ(r.exit_code(), kGateInvalid);
+  EXPECT_NE(r.summary().find("no rows"), std::string::npos);
+  EXPECT_THROW(run_gate(table({}), base, {}), GateError);
+}
+
+TEST(Gate, DuplicateKeysAreRefusedByName) {
+  const auto dup = table({timed_row("1", 10, 9.9, 10.1), timed_row("7", 1, 1, 1), timed_row("1", 11, 11, 11)},
+                         "dup.csv");
+  try {
+    run_gate(dup, table({timed_row("1", 10, 9.9, 10.1)}), {});
+    FAIL() << "expected GateError";
+  } catch (const GateError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("dup.csv"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("lines 2 and 4"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("T=1 "), std::string::npos) << msg;
+  }
+}
+
+TEST(Gate, DeviceMismatchRefusedUnlessAllowed) {
+  const auto base = table({timed_row("1", 10, 9.9, 10.1, "H200")});
+  const auto cur = table({timed_row("1", 10, 9.9, 10.1, "H100")});
+  EXPECT_THROW(run_gate(base, cur, {}), GateError);
+  GateOptions allow;
+  allow.allow_device_mismatch = true;
+  EXPECT_EQ(only_verdict(run_gate(base, cur, allow)), Verdict::same);  // matched across devices
+}
+
+TEST(Gate, VariantIsPartOfTheKey) {
+  auto opt = timed_row("1", 5, 5, 5);
+  opt.axes[1] = "optimized";
+  const GateReport r = run_gate(table({timed_row("1", 10, 9.9, 10.1)}),
+                                table({timed_row("1", 10, 9.9, 10.1), opt}), {});
+  EXPECT_EQ(r.counts.at(Verdict::same), 1);
+  EXPECT_EQ(r.counts.at(Verdict::added), 1);
+}
+
+TEST(Gate, ReportsNameEveryCase) {
+  const auto base = table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 10, 9.9, 10.1)});
+  const GateReport r = run_gate(base, table({timed_row("1", 20, 19.9, 20.1)}), {});
+  const std::string md = markdown_report(r);
+  EXPECT_NE(md.find("| **slower** |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **missing** |"), std::string::npos) << md;
+  const std::string xml = junit_report(r);
+  EXPECT_NE(xml.find("tests=\"2\" failures=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure type=\"slower\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure type=\"missing\""), std::string::npos) << xml;
+}
+
+// --- The reader, on the committed CSVs ---
+
+TEST(ResultCsv, ReadsByColumnNameWithExtraColumns) {
+  const ResultTable base = read_results(kData + "baseline.csv");
+  const ResultTable rerun = read_results(kData + "rerun.csv");  // reordered, one extra column
+  ASSERT_EQ(base.rows.size(), 5u);
+  ASSERT_EQ(rerun.rows.size(), 5u);
+  EXPECT_EQ(base.rows[0].axes, rerun.rows[0].axes);
+  EXPECT_EQ(base.rows[0].line, 2u);
+  ASSERT_TRUE(base.rows[1].timing);
+  EXPECT_DOUBLE_EQ(base.rows[1].timing->median_us, 100.0);
+  EXPECT_EQ(base.rows[3].status, Status::not_supported);
+  EXPECT_FALSE(base.rows[3].timing);
+  EXPECT_NE(base.rows[3].reason.find("f32, f16"), std::string::npos);  // quoted commas
+  EXPECT_EQ(base.rows[0].device, "NVIDIA H200");
+}
+
+TEST(ResultCsv, EmptyFilesHaveNoRows) {
+  EXPECT_TRUE(read_results(kData + "empty.csv").rows.empty());
+  EXPECT_TRUE(read_results(kData + "header_only.csv").rows.empty());
+}
+
+void expect_error(const std::string& file, const std::string& fragment) {
+  try {
+    read_results(kData + file);
+    ADD_FAILURE() << file << ": expected ResultCsvError";
+  } catch (const ResultCsvError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
+  expect_error("bad_type.csv", "bad_type.csv:4: column 'median_us': 'fast'");
+  expect_error("missing_column.csv", "missing_column.csv:1: missing column 'p90_us'");
+  expect_error("truncated.csv", "truncated.csv:6: too few columns");
+  expect_error("schema2.csv", "schema2.csv:2: column 'schema_version': '2'");
+  expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
+}
+
+}  // namespace
+}  // namespace kvbench

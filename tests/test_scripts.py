@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""CPU test of scripts/plot.py (headless) and the torch-free parts of scripts/triton_baseline.py.
+Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
+Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
+import os
+import shutil
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import csv  # noqa: E402
+import subprocess  # noqa: E402
+
+import plot  # noqa: E402  (imports matplotlib: an ImportError fails the test)
+import triton_baseline as tb  # noqa: E402  (must not need torch at import)
+
+DATA = os.path.join(ROOT, "tests", "data")
+OUT = sys.argv.pop(1) if len(sys.argv) > 1 else "plot_test_out"
+KVBENCH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "kvbench")
+
+
+def is_png(path):
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 1000
+
+
+class Plot(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        shutil.rmtree(OUT, ignore_errors=True)
+
+    def test_bandwidth_one_png_per_kernel(self):
+        paths = plot.plot_bandwidth([os.path.join(DATA, "plot", "cuda.csv"),
+                                     os.path.join(DATA, "plot", "triton.csv")], out_dir=OUT)
+        self.assertEqual([os.path.basename(p) for p in paths],
+                         ["cuda_bandwidth_concat_and_cast_mha_k.png",
+                          "cuda_bandwidth_reshape_and_cache_flash.png"])
+        for p in paths:
+            self.assertTrue(is_png(p), p)
+
+    def test_peaks_from_sidecar_and_flags(self):
+        csv_path = os.path.join(DATA, "plot", "cuda.csv")
+        self.assertEqual(plot.peaks(csv_path, None, None), (4240.0, 4800.0))
+        self.assertEqual(plot.peaks(csv_path, 1.0, None), (1.0, 4800.0))
+        self.assertEqual(plot.peaks(os.path.join(DATA, "plot", "triton.csv"), None, None), (None, None))
+
+    def test_compare_png(self):
+        p = plot.plot_compare(os.path.join(DATA, "gate", "baseline.csv"),
+                              os.path.join(DATA, "gate", "slower.csv"), out_dir=OUT)
+        self.assertEqual(os.path.basename(p), "slower_vs_baseline.png")
+        self.assertTrue(is_png(p))
+        p = plot.plot_compare(os.path.join(DATA, "plot", "triton.csv"),
+                              os.path.join(DATA, "plot", "cuda.csv"), out_dir=OUT, ignore_variant=True)
+        self.assertTrue(is_png(p))
+        with self.assertRaises(plot.InputError):  # different variants match only when asked
+            plot.plot_compare(os.path.join(DATA, "plot", "triton.csv"),
+                              os.path.join(DATA, "plot", "cuda.csv"), out_dir=OUT)
+
+    def test_bad_input(self):
+        with self.assertRaisesRegex(plot.InputError, r"schema2.csv:2: schema_version '2'"):
+            plot.read_rows(os.path.join(DATA, "gate", "schema2.csv"))
+        with self.assertRaisesRegex(plot.InputError, r"empty.csv:1: missing column 'schema_version'"):
+            plot.read_rows(os.path.join(DATA, "gate", "empty.csv"))
+        with self.assertRaisesRegex(plot.InputError, r"truncated.csv:6: too few columns"):
+            plot.read_rows(os.path.join(DATA, "gate", "truncated.csv"))
+        with self.assertRaisesRegex(plot.InputError, r"bad_type.csv:4: column 'gbps'|bad_type.csv:4: column 'median_us'"):
+            plot.plot_compare(os.path.join(DATA, "gate", "baseline.csv"),
+                              os.path.join(DATA, "gate", "bad_type.csv"), out_dir=OUT)
+        self.assertEqual(plot.main(["bandwidth", os.path.join(DATA, "gate", "empty.csv"),
+                                    "--out-dir", OUT]), 1)
+
+
+class TritonBaselineCpu(unittest.TestCase):
+    """What triton_baseline.py does before and after the GPU: cases in, rows out."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cases = tb.parse_cases(tb.kvbench_output(KVBENCH, "list",
+                                                     os.path.join(ROOT, "configs", "default.yaml"),
+                                                     "--format", "csv"))
+        cls.header = tb.kvbench_output(KVBENCH, "schema").strip().split(",")
+
+    def find(self, **axes):
+        for c in self.cases:
+            if all(c[k] == v for k, v in axes.items()):
+                return c
+        self.fail(f"no case {axes}")
+
+    def test_cases_parse(self):
+        self.assertGreater(len(self.cases), 50)
+        c = self.cases[0]
+        self.assertIsInstance(c["num_tokens"], int)
+        self.assertIn(c["swa"], (True, False))
+        with self.assertRaises(tb.UsageError):
+            tb.parse_cases("case,kernel\n0,x\n")
+
+    def test_support_rules_follow_the_seed(self):
+        self.assertIsNone(tb.unsupported_reason(self.find(sweep="deepseek_concat", num_heads=128)))
+        self.assertIn("power of two", tb.unsupported_reason(self.find(sweep="kimi_k3_concat")))
+        self.assertIn("layout hnd", tb.unsupported_reason(self.find(sweep="odd_heads_cache", layout="hnd")))
+        # The seed masks head_size, so D=80 runs.
+        self.assertIsNone(tb.unsupported_reason(self.find(sweep="odd_heads_cache", layout="nhd", head_dim=80)))
+        self.assertIsNone(tb.unsupported_reason(self.find(sweep="llama_fp8_cache")))
+        c = dict(self.find(sweep="llama_qwen_cache"))
+        for change, fragment in ((dict(scale="per_head"), "per_head"), (dict(slots="skip"), "skip"),
+                                 (dict(strides="padded"), "head stride"),
+                                 (dict(swa=True, slots="padded"), "swa_slot_mapping[-1]"),
+                                 (dict(num_tokens=1 << 20, num_heads=128), "32-bit")):
+            self.assertIn(fragment, tb.unsupported_reason({**c, **change}), change)
+
+    def test_bytes_match_kvbench(self):
+        # Every concat row and every plain cache row of the committed H200 results.
+        checked = 0
+        with open(os.path.join(ROOT, "results", "h200", "default.csv"), newline="") as f:
+            for row in csv.DictReader(f):
+                case = {k: row[k] for k in row}
+                for k in tb.INT_COLUMNS:
+                    case[k] = int(row[k])
+                if row["kernel"] == tb.CACHE and (row["swa"] == "true" or row["slots"] != "random"):
+                    continue
+                self.assertEqual(tb.logical_bytes(case), int(row["bytes"]), row)
+                checked += 1
+        self.assertGreater(checked, 20)
+
+    def test_summary_statistics(self):
+        s = tb.summarize([float(x) for x in range(10, 0, -1)])
+        self.assertAlmostEqual(s["median_us"], 5.5)
+        self.assertAlmostEqual(s["p10_us"], 1.9)
+        self.assertAlmostEqual(s["p90_us"], 9.1)
+        self.assertEqual((s["min_us"], s["max_us"], s["samples"]), (1.0, 10.0, 10))
+
+    def test_rows_are_read_by_kvbench_compare(self):
+        path = os.path.join(OUT, "triton_rows.csv")
+        os.makedirs(OUT, exist_ok=True)
+        w = tb.RowWriter(path, self.header)
+        timed = self.find(sweep="deepseek_concat", num_heads=128, num_tokens=128)
+        w.write(tb.make_row(timed, "passed", "NVIDIA H200", "abc", written_tokens=128,
+                            byte_count=tb.logical_bytes(timed),
+                            stats=tb.summarize([3.0, 3.1, 2.9, 3.05])))
+        w.write(tb.make_row(self.find(sweep="kimi_k3_concat"), "not_supported", "NVIDIA H200", "abc",
+                            reason="seed: num_heads=12 is not a power of two (unmasked tl.arange)"))
+        with self.assertRaises(tb.UsageError):
+            w.write({"not_a_column": 1})
+        w.close()
+        rows = plot.read_rows(path)
+        self.assertEqual([r["variant"] for r in rows], ["triton", "triton"])
+        self.assertEqual(rows[0]["median_us"], "3.025")
+        done = subprocess.run([KVBENCH, "compare", path, path], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("1 same", done.stdout)
+        self.assertIn("1 unknown", done.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
