@@ -7,8 +7,8 @@
 //   optimized  Flat tiling over (token, 16-byte vector of one head): each thread moves the same
 //              vector of K and of V, so no lane idles on padding and small-head shapes still
 //              fill whole blocks. Below one wave of threads, K/V loads are issued before the
-//              slot is known (one memory latency instead of two); above it, after, so skipped
-//              tokens cost no K/V reads. Falls back to 1-element accesses when pointers or
+//              slot is known (one memory latency instead of two) and the launch uses PDL;
+//              above it, after, so skipped tokens cost no K/V reads. Falls back to 1-element accesses when pointers or
 //              strides are not 16-byte aligned.
 #include "kernels/cache_write.hpp"
 #include "kernels/convert.cuh"
@@ -93,6 +93,10 @@ __global__ void __launch_bounds__(kOptThreads) cache_write_optimized(CacheWriteA
   std::int64_t t;
   int u;
   cursor.locate(static_cast<int>(threadIdx.x), t, u);
+  if constexpr (SPECULATIVE) {  // launched with PDL
+    pdl_launch_dependents();
+    pdl_wait();  // inputs may come from the previous kernel
+  }
   if (t >= a.num_tokens) return;
   const int h = u / vecs_per_head;
   const int d = (u - h * vecs_per_head) * V;
@@ -145,14 +149,13 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
   // Below one wave of threads K/V are loaded before the slot is known (latency-bound); above it,
   // only for tokens that are written, so padding tokens cost only their slot entry.
-  const FlatGrid g = plan_flat_grid(items, kOptThreads);
+  const FlatGrid g = plan_flat_grid(items, kOptThreads, 1);
   if (g.blocks == 0) return cudaErrorInvalidValue;
-  const auto blocks = static_cast<unsigned>((items + kOptThreads - 1) / kOptThreads);
   const auto vph = static_cast<int>(vecs_per_head);
-  if (g.unroll == 1)
-    cache_write_optimized<In, Out, V, true><<<blocks, kOptThreads, 0, stream>>>(a, vph);
-  else
-    cache_write_optimized<In, Out, V, false><<<blocks, kOptThreads, 0, stream>>>(a, vph);
+  if (g.small)
+    return launch_kernel(cache_write_optimized<In, Out, V, true>, g.blocks, kOptThreads, true,
+                         stream, a, vph);
+  cache_write_optimized<In, Out, V, false><<<g.blocks, kOptThreads, 0, stream>>>(a, vph);
   return cudaGetLastError();
 }
 

@@ -6,9 +6,10 @@
 //              to every head. Kept as the baseline the faster variants are measured against.
 //   optimized  Flat tiling over (token, head, 16-byte output vector): an item is a vector of
 //              k_nope or of the rope row, so all lanes do the same 16-byte load and store. The
-//              rope row is read from DRAM once per token; its per-head re-reads hit L1. UNROLL
-//              is 1 for launches smaller than one wave (latency-bound), else 4 (loads in
-//              flight). Falls back to 1-element accesses for unaligned pointers or strides.
+//              rope row is read from DRAM once per token; its per-head re-reads hit L1. Four
+//              items per thread from 8 waves of work on (loads in flight), else one; launches
+//              below one wave use programmatic dependent launch. Falls back to 1-element
+//              accesses for unaligned pointers or strides.
 #include "kernels/concat_mla_k.hpp"
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
@@ -41,9 +42,13 @@ __global__ void __launch_bounds__(kSeedThreads) concat_seed_port(ConcatArgs a) {
 
 constexpr int kOptThreads = 256;
 
-template <class In, class Out, int V, int UNROLL>
+template <class In, class Out, int V, int UNROLL, bool PDL>
 __global__ void __launch_bounds__(kOptThreads) concat_optimized(ConcatArgs a, int nope_vecs,
                                                                  int head_vecs) {
+  if constexpr (PDL) {
+    pdl_launch_dependents();
+    pdl_wait();  // inputs may come from the previous kernel
+  }
   const int per_token = static_cast<int>(a.num_heads) * head_vecs;
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * (kOptThreads * UNROLL), per_token);
   const In* nope = static_cast<const In*>(a.k_nope);
@@ -82,13 +87,16 @@ cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
   const std::int64_t per_token = a.num_heads * head_vecs;
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
   const std::int64_t items = a.num_tokens * per_token;
-  const FlatGrid g = plan_flat_grid(items, kOptThreads);
+  const FlatGrid g = plan_flat_grid(items, kOptThreads, 4);
   if (g.blocks == 0) return cudaErrorInvalidValue;
   const auto nv = static_cast<int>(nope_vecs), hv = static_cast<int>(head_vecs);
+  if (g.small)
+    return launch_kernel(concat_optimized<In, Out, V, 1, true>, g.blocks, kOptThreads, true,
+                         stream, a, nv, hv);
   if (g.unroll == 1)
-    concat_optimized<In, Out, V, 1><<<g.blocks, kOptThreads, 0, stream>>>(a, nv, hv);
+    concat_optimized<In, Out, V, 1, false><<<g.blocks, kOptThreads, 0, stream>>>(a, nv, hv);
   else
-    concat_optimized<In, Out, V, 4><<<g.blocks, kOptThreads, 0, stream>>>(a, nv, hv);
+    concat_optimized<In, Out, V, 4, false><<<g.blocks, kOptThreads, 0, stream>>>(a, nv, hv);
   return cudaGetLastError();
 }
 

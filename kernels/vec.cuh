@@ -66,9 +66,17 @@ struct TileCursor {
   int per_token;
 
   __device__ __forceinline__ TileCursor(std::int64_t tile_start, int per_token_items)
-      : t0(tile_start / per_token_items),
-        r0(static_cast<int>(tile_start - tile_start / per_token_items * per_token_items)),
-        per_token(per_token_items) {}
+      : per_token(per_token_items) {
+    if ((tile_start >> 32) == 0) {  // 32-bit division is a fraction of the 64-bit sequence
+      const auto s = static_cast<std::uint32_t>(tile_start);
+      const auto p = static_cast<std::uint32_t>(per_token_items);
+      t0 = s / p;
+      r0 = static_cast<int>(s - static_cast<std::uint32_t>(t0) * p);
+    } else {
+      t0 = tile_start / per_token_items;
+      r0 = static_cast<int>(tile_start - t0 * per_token_items);
+    }
+  }
 
   // Token and in-token index of the item `local` positions after the tile start.
   __device__ __forceinline__ void locate(int local, std::int64_t& t, int& u) const {
@@ -90,18 +98,46 @@ inline int device_sm_count() {
   return count;
 }
 
-// Launch shape for `items` flat items. Fewer items than one full wave of threads (2048 per SM)
-// is latency-bound: one item per thread. Otherwise four per thread, for loads in flight.
-// blocks == 0 means the grid would exceed its limit.
+// Launch shape for `items` flat items with up to `max_unroll` items per thread. `small`: fewer
+// items than one full wave of threads (2048 per SM), so the launch is latency-bound: one item per
+// thread, loads issued as early as possible, and programmatic dependent launch. Four items per
+// thread only from 8 waves on, so every thread still has work. blocks == 0: grid too large.
 struct FlatGrid {
   unsigned blocks;
   int unroll;
+  bool small;
 };
-inline FlatGrid plan_flat_grid(std::int64_t items, int threads) {
-  const int unroll = items < static_cast<std::int64_t>(device_sm_count()) * 2048 ? 1 : 4;
+inline FlatGrid plan_flat_grid(std::int64_t items, int threads, int max_unroll) {
+  const std::int64_t wave = static_cast<std::int64_t>(device_sm_count()) * 2048;
+  const int unroll = items >= 8 * wave ? max_unroll : 1;
   const std::int64_t tile = static_cast<std::int64_t>(threads) * unroll;
   const std::int64_t blocks = (items + tile - 1) / tile;
-  return {blocks > 0x7fffffff ? 0u : static_cast<unsigned>(blocks), unroll};
+  return {blocks > 0x7fffffff ? 0u : static_cast<unsigned>(blocks), unroll, items < wave};
+}
+
+// Programmatic dependent launch (sm_90): the next kernel in the stream may be scheduled while
+// this one runs; it waits in pdl_wait() until this grid has finished and its writes are
+// visible, so the semantics stay those of back-to-back launches. Both are no-ops when the
+// kernel was launched without the attribute.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;");
+}
+
+// Launches `kernel` with programmatic stream serialization when `pdl` is set.
+template <class... Params, class... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), unsigned blocks, int threads, bool pdl,
+                          cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attr;
+  config.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
 }  // namespace kvbench::kernels
