@@ -46,9 +46,19 @@ struct CacheWriteProblem {
 // duplicates, positive finite scales): see validate() in the runtime.
 void reshape_and_cache_flash(const CacheWriteProblem& p);
 
+// NaN bits the reference writes for a NaN result of a rounding conversion, as CUDA's cvt and
+// __fdiv_rn do (proven over every input by tests/test_convert_gpu.cu). Same-type copies and
+// widenings to fp32 keep the input's bits; fp8 NaN is 0x7F.
+inline constexpr std::uint16_t kCanonicalNaN16 = 0x7FFF;      // fp16 and bf16
+inline constexpr std::uint32_t kCanonicalNaN32 = 0x7FFFFFFFu;  // fp32 after a scale
+
 // Scalar conversions of SPEC.md §3, exposed for tests: `in` holds one value of type `from`
 // (little-endian bytes), the result is written to `out` as type `to`. Scale is applied as a
 // correctly rounded fp32 division before the cast when scale != nullptr.
 void convert(DType from, const void* in, DType to, void* out, const float* scale = nullptr);
+
+// The same for n contiguous values (the exhaustive conversion test uses it on 2^32 inputs).
+void convert_n(DType from, const void* in, DType to, void* out, std::int64_t n,
+               const float* scale = nullptr);
 
 }  // namespace kvbench::ref

@@ -108,7 +108,7 @@ int cmd_list(const std::string& config_path, const std::string& format) {
 }
 
 int cmd_run(const std::string& config_path, std::string output, const Overrides& overrides,
-            const GateFlags& gate_flags) {
+            const GateFlags& gate_flags, ValidationOptions validation) {
   Config config = load_config(config_path);
   apply(overrides, config.settings);
   if (output.empty()) output = default_output(config_path);
@@ -137,7 +137,10 @@ int cmd_run(const std::string& config_path, std::string output, const Overrides&
 
   int failed = 0;
   for (std::size_t i = 0; i < config.cases.size(); ++i) {
-    const Row row = run_case(config.cases[i], config.settings, device);
+    char tag[32];
+    std::snprintf(tag, sizeof tag, "case%04zu", i);  // the case's index in `kvbench list`
+    validation.case_tag = tag;
+    const Row row = run_case(config.cases[i], config.settings, device, validation);
     csv.write(row);
     const bool bad = row.status == Status::incorrect || row.status == Status::failed ||
                      row.status == Status::rejected;
@@ -189,6 +192,8 @@ int main(int argc, char** argv) {
       d->needs(needs);
     }
   };
+  ValidationOptions validation;
+  bool save_all = false;
 
   CLI::App* run = app.add_subcommand("run", "Validate every case of CONFIG, time those that pass, write a CSV");
   run->add_option("config", config_path, "YAML sweep file")->required();
@@ -208,6 +213,12 @@ int main(int argc, char** argv) {
   compare->add_option("baseline", gate_flags.baseline, "Baseline result CSV")->required();
   compare->add_option("current", current, "Current result CSV")->required();
   add_gate_flags(compare, nullptr);
+  run->add_option("--save-tensors", validation.save_tensors_dir,
+                  "Write inputs and outputs of failing cases as .npy files under DIR/caseNNNN/");
+  run->add_flag("--save-tensors-all", save_all, "With --save-tensors: of every validated case")
+      ->needs(run->get_option("--save-tensors"));
+  run->add_flag("--check-bounds", validation.check_bounds,
+                "Check slot ranges on the device before each cache write; report the first bad token");
 
   CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
   list->add_option("config", config_path, "YAML sweep file")->required();
@@ -232,7 +243,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (list->parsed()) return cmd_list(config_path, format);
-    return cmd_run(config_path, output, overrides, gate_flags);
+    validation.save_all = save_all;
+    return cmd_run(config_path, output, overrides, gate_flags, validation);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "kvbench: %s\n", e.what());
     return kUsage;

@@ -192,6 +192,60 @@ TEST(ReferenceConvert, ScaleIsCorrectlyRoundedDivision) {
   EXPECT_EQ(to_fp8(DType::fp8_e4m3, 1e6f, &two), 0x7E);
 }
 
+// docs/validation.md, "NaN policy": a rounding conversion writes the device's canonical NaN;
+// copies and widenings keep the bits. tests/test_convert_gpu.cu proves it against the H200.
+TEST(ReferenceConvert, NanPolicyMatchesTheDevice) {
+  for (std::uint32_t bits : {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFBFFFFFu, 0x7FC12345u}) {
+    const float nan = f32_from_bits(bits);
+    EXPECT_EQ(to_16(DType::f16, nan), kCanonicalNaN16) << std::hex << bits;
+    EXPECT_EQ(to_16(DType::bf16, nan), kCanonicalNaN16) << std::hex << bits;
+    const float two = 2.0f;
+    float q = 0;
+    convert(DType::f32, &nan, DType::f32, &q, &two);
+    std::uint32_t q_bits = 0;
+    std::memcpy(&q_bits, &q, 4);
+    EXPECT_EQ(q_bits, kCanonicalNaN32) << std::hex << bits;
+    float copy = 0;
+    convert(DType::f32, &nan, DType::f32, &copy);
+    std::memcpy(&q_bits, &copy, 4);
+    EXPECT_EQ(q_bits, bits);  // same type, no scale: the bits travel unchanged
+  }
+  auto cast16 = [](DType from, std::uint16_t bits, DType to) {
+    std::uint16_t out = 0;
+    convert(from, &bits, to, &out);
+    return out;
+  };
+  EXPECT_EQ(cast16(DType::f16, 0xFE01, DType::bf16), kCanonicalNaN16);
+  EXPECT_EQ(cast16(DType::bf16, 0xFF81, DType::f16), kCanonicalNaN16);
+  EXPECT_EQ(cast16(DType::f16, 0xFE01, DType::f16), 0xFE01);
+  // Widening keeps sign and payload: bf16 -> fp32 is a shift.
+  const std::uint16_t bf_nan = 0xFFC1;
+  float wide = 0;
+  convert(DType::bf16, &bf_nan, DType::f32, &wide);
+  std::uint32_t wide_bits = 0;
+  std::memcpy(&wide_bits, &wide, 4);
+  EXPECT_EQ(wide_bits, 0xFFC10000u);
+}
+
+TEST(ReferenceConvert, BulkConvertMatchesScalar) {
+  std::vector<std::uint32_t> in(4096);
+  std::mt19937 rng(5);
+  for (auto& v : in) v = static_cast<std::uint32_t>(rng());
+  for (DType to : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
+    std::vector<std::uint16_t> bulk(in.size()), one(in.size());
+    convert_n(DType::f32, in.data(), to, bulk.data(), static_cast<std::int64_t>(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      std::uint16_t out = 0;
+      convert(DType::f32, &in[i], to, &out);
+      if (size_of(to) == 1) {
+        ASSERT_EQ(reinterpret_cast<std::uint8_t*>(bulk.data())[i], out) << i;
+      } else {
+        ASSERT_EQ(bulk[i], out) << i;
+      }
+    }
+  }
+}
+
 // T=2, H=3, NOPE=2, ROPE=1; every stride padded beyond the dense extent.
 TEST(ReferenceConcat, StridedRopeBroadcastLeavesPaddingUntouched) {
   const std::int64_t T = 2, H = 3, NOPE = 2, ROPE = 1;

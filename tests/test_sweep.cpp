@@ -109,7 +109,7 @@ TEST(SweepErrors, NameTheKeyPathAndPosition) {
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes:\n      num_tokns: 4\n"),
             "t.yaml:4:7: sweeps[0].axes.num_tokns: unknown key (expected one of in_dtype, "
             "out_dtype, scale, swa, layout, kv_interleaved, strides, slots, num_heads, head_size, "
-            "block_size, num_tokens, variant)");
+            "block_size, num_tokens, variant, inject)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {num_heads: [8, 0]}\n"),
             "t.yaml:3:27: sweeps[0].axes.num_heads[1]: expected a positive integer up to "
             "2147483647, got 0");

@@ -28,6 +28,7 @@ std::string describe(const Case& c) {
     os << " scale=" << to_string(c.scale) << " swa=" << (c.swa ? "on" : "off")
        << " slots=" << to_string(c.slots) << (c.kv_interleaved ? " kv_interleaved" : "");
   }
+  if (c.inject != Inject::none) os << " inject=" << to_string(c.inject);
   return os.str();
 }
 
@@ -60,6 +61,7 @@ ConcatGeometry concat_geometry(const Case& c) {
   g.nope_elems = T * g.nope_s0;
   g.rope_elems = T * g.rope_s0;
   g.k_elems = T * g.k_s0;
+  g.guard_elems = g.k_s0;
   return g;
 }
 
@@ -94,6 +96,7 @@ CacheGeometry cache_geometry(const Case& c) {
   }
   g.cache_elems = 2 * g.num_blocks * block_extent;
   g.skip_slot = c.slots == SlotPattern::skip ? 0 : -1;
+  g.guard_elems = g.block_stride;
   return g;
 }
 

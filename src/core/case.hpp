@@ -29,6 +29,7 @@ struct Case {
   bool swa = false;
   bool kv_interleaved = false;  // K and V blocks interleaved in one buffer (block stride 2x)
   SlotPattern slots = SlotPattern::random;
+  Inject inject = Inject::none;  // deliberate bad input (both kernels)
 };
 
 // Short human-readable identity, e.g. "reshape_and_cache_flash T=128 H=8 D=128 bf16->bf16 ...".
@@ -40,6 +41,9 @@ struct ConcatGeometry {
   std::int64_t rope_s0;
   std::int64_t k_s0, k_s1;
   std::int64_t nope_elems, rope_elems, k_elems;  // allocation sizes
+  // Canary elements before and after k in the runner's output buffer: a write one token out of
+  // range lands there and is reported, instead of corrupting other memory.
+  std::int64_t guard_elems;
 };
 ConcatGeometry concat_geometry(const Case& c);
 
@@ -56,6 +60,9 @@ struct CacheGeometry {
   std::int64_t key_elems;           // allocation of key (and of value)
   std::int64_t cache_elems;         // allocation holding both caches
   std::int64_t skip_slot;           // -1 when unused
+  // Canary elements before and after both caches in the runner's buffer (one block stride): a
+  // write to slot -1 or NB*BS lands there and is reported, instead of corrupting other memory.
+  std::int64_t guard_elems;
 };
 CacheGeometry cache_geometry(const Case& c);
 

@@ -88,6 +88,7 @@ const std::vector<Axis>& axes_of(Kernel k) {
       {"strides", enum_axis(&Case::strides)},     {"num_heads", int_axis(&Case::num_heads)},
       {"nope_dim", int_axis(&Case::head_dim)},    {"rope_dim", int_axis(&Case::rope_dim)},
       {"num_tokens", int_axis(&Case::num_tokens)}, {"variant", enum_axis(&Case::variant)},
+      {"inject", enum_axis(&Case::inject)},
   };
   static const std::vector<Axis> cache = {
       {"in_dtype", enum_axis(&Case::in_dtype)},
@@ -103,6 +104,7 @@ const std::vector<Axis>& axes_of(Kernel k) {
       {"block_size", int_axis(&Case::block_size)},
       {"num_tokens", int_axis(&Case::num_tokens)},
       {"variant", enum_axis(&Case::variant)},
+      {"inject", enum_axis(&Case::inject)},
   };
   return k == Kernel::concat_mla_k ? concat : cache;
 }

@@ -99,6 +99,22 @@ struct Names<Verdict> {
   }};
 };
 
+template <>
+struct Names<Inject> {
+  static constexpr std::string_view kind = "inject";
+  static constexpr std::array<std::pair<Inject, std::string_view>, 9> table{{
+      {Inject::none, "none"},
+      {Inject::slot_out_of_range, "slot_out_of_range"},
+      {Inject::swa_out_of_range, "swa_out_of_range"},
+      {Inject::duplicate_slot, "duplicate_slot"},
+      {Inject::zero_scale, "zero_scale"},
+      {Inject::negative_scale, "negative_scale"},
+      {Inject::nan_scale, "nan_scale"},
+      {Inject::inf_scale, "inf_scale"},
+      {Inject::short_stride, "short_stride"},
+  }};
+};
+
 template <class E>
 std::string_view name_of(E v) {
   for (const auto& [value, name] : Names<E>::table)
@@ -117,6 +133,7 @@ std::string_view to_string(SlotPattern v) { return name_of(v); }
 std::string_view to_string(StrideMode v) { return name_of(v); }
 std::string_view to_string(Status v) { return name_of(v); }
 std::string_view to_string(Verdict v) { return name_of(v); }
+std::string_view to_string(Inject v) { return name_of(v); }
 
 template <class E>
 std::string joined_names() {
@@ -159,6 +176,7 @@ KVBENCH_INSTANTIATE(SlotPattern)
 KVBENCH_INSTANTIATE(StrideMode)
 KVBENCH_INSTANTIATE(Status)
 KVBENCH_INSTANTIATE(Verdict)
+KVBENCH_INSTANTIATE(Inject)
 #undef KVBENCH_INSTANTIATE
 
 std::size_t size_of(DType t) {

@@ -25,6 +25,19 @@ enum class SlotPattern { random, contiguous, padded, skip };
 // and k_rope a view of the 512 + ROPE wide latent, as SGLang's MLA prefill passes them.
 // padded: every non-innermost stride grows by 16 elements (inputs and outputs).
 enum class StrideMode { contiguous, sglang, padded };
+// Deliberate bad input, to show rejection end to end (docs/validation.md): the generated inputs
+// are corrupted in one way before validation, so the case must come back `rejected`.
+enum class Inject {
+  none,
+  slot_out_of_range,  // one token's physical slot = NB*BS
+  swa_out_of_range,   // one token's logical slot = the SWA table size (needs swa: true)
+  duplicate_slot,     // two written tokens on one physical slot
+  zero_scale,         // k_scale[0] = 0 (needs a scale)
+  negative_scale,     // k_scale[0] < 0
+  nan_scale,          // k_scale[0] = NaN
+  inf_scale,          // k_scale[0] = +inf
+  short_stride,       // an input head stride one element below the head size
+};
 // The outcome of one case, as CUTLASS's profiler reports it.
 enum class Status { passed, incorrect, rejected, not_supported, failed };
 // The regression gate's judgement of one case, current run against baseline (core/gate.hpp).
@@ -39,6 +52,7 @@ std::string_view to_string(SlotPattern v);
 std::string_view to_string(StrideMode v);
 std::string_view to_string(Status v);
 std::string_view to_string(Verdict v);
+std::string_view to_string(Inject v);
 
 // from_string<E>("bf16") -> E; throws std::invalid_argument("unknown dtype 'x' (expected one of
 // f32, f16, ...)").

@@ -2,11 +2,16 @@
 // timing -> a result row. Validation always comes first; a case that fails it is not timed.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
+#include <functional>
 #include <stdexcept>
 #include <string>
 
 #include "core/csv.hpp"
 #include "core/sweep.hpp"
+#include "kernels/cache_write.hpp"
+#include "kernels/concat_mla_k.hpp"
 
 namespace kvbench {
 
@@ -25,9 +30,28 @@ struct DeviceInfo {
 // Selects device 0. Throws NoDeviceError ("no CUDA device: ...") when there is none.
 DeviceInfo open_device();
 
+// How cases are validated beyond the run settings: `kvbench run`'s validation flags.
+struct ValidationOptions {
+  std::string save_tensors_dir;   // --save-tensors DIR: inputs and outputs of failing cases
+  bool save_all = false;          // --save-tensors-all: of every validated case
+  bool check_bounds = false;      // --check-bounds: device slot-range pre-pass (cache write)
+  std::string case_tag = "case";  // saved tensors go to <save_tensors_dir>/<case_tag>/
+  std::size_t max_report = 8;     // mismatches named in the reason
+};
+
+// Test seam: replaces the launch of the case's variant, so tests can plant wrong kernels and
+// see them judged exactly as a real kernel is (same inputs, canaries, guards and comparison).
+// An empty function means the real kernel.
+struct LaunchOverride {
+  std::function<cudaError_t(const kernels::ConcatArgs&, cudaStream_t)> concat;
+  std::function<cudaError_t(const kernels::CacheWriteArgs&, cudaStream_t)> cache_write;
+};
+
 // Runs one case. Never throws for problems of the case itself (unsupported dtype pair, bad
-// slots, out of device memory, a failed launch): those become the row's status and reason.
-Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& device);
+// input, out of device memory, a failed launch): those become the row's status and reason.
+// Throws std::runtime_error if saved tensors cannot be written.
+Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& device,
+             const ValidationOptions& options = {}, const LaunchOverride& override_launch = {});
 
 // Throws CudaError if an earlier failure left the device unusable (a sticky error such as an
 // illegal address), since no later case could run. Call after writing a failed row.

@@ -1,0 +1,206 @@
+// SPEC.md §3 proven exhaustively: every fp16 and bf16 bit pattern to every output type, every
+// one of the 2^32 fp32 bit patterns to each narrower type, and the scaled cast of the cache
+// write, converted on the device by kernels/convert.cuh and compared bit for bit with the
+// reference's conversion. Zero differences allowed, NaNs included (docs/validation.md).
+// Skips visibly without a CUDA device.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reference/reference.hpp"
+#include "tests/gpu/convert_device.hpp"
+
+namespace kvbench {
+namespace {
+
+#define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+// Differences found by the host threads; the first few are kept with their inputs.
+struct Report {
+  std::mutex m;
+  std::int64_t count = 0;
+  std::int64_t both_nan = 0;  // differing NaN bits only: a NaN-policy difference, not rounding
+  std::vector<std::string> first;
+  std::string summary() const {
+    std::string s = std::to_string(count) + " differences (" + std::to_string(both_nan) +
+                    " of them NaN vs NaN)";
+    for (const auto& f : first) s += "\n  " + f;
+    return s;
+  }
+};
+
+std::uint64_t load(const unsigned char* p, std::size_t size) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, size);
+  return v;
+}
+
+bool is_nan_bits(DType t, std::uint64_t b) {
+  switch (t) {
+    case DType::f32: return (b & 0x7FFFFFFFu) > 0x7F800000u;
+    case DType::f16: return (b & 0x7FFFu) > 0x7C00u;
+    case DType::bf16: return (b & 0x7FFFu) > 0x7F80u;
+    case DType::fp8_e4m3: return (b & 0x7Fu) == 0x7Fu;
+    case DType::fp8_e5m2: return (b & 0x7Fu) > 0x7Cu;
+  }
+  return false;
+}
+
+// Compares device[i] with the reference conversion of bit pattern first + i, on every core.
+void compare_on_host(DType in, DType out, std::uint64_t first, std::int64_t n,
+                     const unsigned char* device, const float* scale, Report& report) {
+  const std::size_t isz = size_of(in), osz = size_of(out);
+  const auto workers = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t per = (n + workers - 1) / workers;
+  auto work = [&](std::int64_t begin, std::int64_t end) {
+    constexpr std::int64_t kBlock = 1 << 16;
+    std::vector<unsigned char> inputs(kBlock * isz), expected(kBlock * osz);
+    std::int64_t count = 0, both_nan = 0;
+    std::vector<std::string> first_found;
+    for (std::int64_t b = begin; b < end; b += kBlock) {
+      const std::int64_t len = std::min(kBlock, end - b);
+      for (std::int64_t i = 0; i < len; ++i) {
+        const std::uint64_t bits = first + static_cast<std::uint64_t>(b + i);
+        std::memcpy(inputs.data() + i * isz, &bits, isz);  // little-endian: the low bytes
+      }
+      ref::convert_n(in, inputs.data(), out, expected.data(), len, scale);
+      const unsigned char* got = device + b * osz;
+      if (std::memcmp(expected.data(), got, len * osz) == 0) continue;
+      for (std::int64_t i = 0; i < len; ++i) {
+        const std::uint64_t e = load(expected.data() + i * osz, osz), a = load(got + i * osz, osz);
+        if (e == a) continue;
+        ++count;
+        both_nan += is_nan_bits(out, e) && is_nan_bits(out, a);
+        if (first_found.size() < 8) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "%s 0x%0*llx -> %s%s: expected 0x%0*llx, device 0x%0*llx",
+                        std::string(to_string(in)).c_str(), static_cast<int>(2 * isz),
+                        static_cast<unsigned long long>(load(inputs.data() + i * isz, isz)),
+                        std::string(to_string(out)).c_str(), scale ? " (scaled)" : "",
+                        static_cast<int>(2 * osz), static_cast<unsigned long long>(e),
+                        static_cast<int>(2 * osz), static_cast<unsigned long long>(a));
+          first_found.emplace_back(buf);
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(report.m);
+    report.count += count;
+    report.both_nan += both_nan;
+    for (auto& f : first_found)
+      if (report.first.size() < 8) report.first.push_back(std::move(f));
+  };
+  std::vector<std::thread> pool;
+  for (std::int64_t b = 0; b < n; b += per) pool.emplace_back(work, b, std::min(n, b + per));
+  for (auto& t : pool) t.join();
+}
+
+class ConvertGpu : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t kChunk = std::int64_t{1} << 26;  // inputs per launch
+
+  void SetUp() override {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      cudaGetLastError();
+      GTEST_SKIP() << "no CUDA device: the exhaustive conversion test needs the GPU host";
+    }
+    ASSERT_CUDA(cudaSetDevice(0));
+    ASSERT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    ASSERT_CUDA(cudaMalloc(&device_, kChunk * 4));
+    ASSERT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&host_), kChunk * 4));
+    ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&scale_), sizeof(float)));
+  }
+  void TearDown() override {
+    if (device_) cudaFree(device_);
+    if (host_) cudaFreeHost(host_);
+    if (scale_) cudaFree(scale_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // Converts bit patterns [first, first + n) on the device and checks them against the host.
+  void check(DType in, DType out, std::uint64_t first, std::int64_t n, const float* scale,
+             Report& report) {
+    for (std::int64_t done = 0; done < n; done += kChunk) {
+      const std::int64_t len = std::min(kChunk, n - done);
+      const std::uint64_t start = first + static_cast<std::uint64_t>(done);
+      if (scale != nullptr) {
+        ASSERT_CUDA(cudaMemcpyAsync(scale_, scale, sizeof(float), cudaMemcpyHostToDevice, stream_));
+      }
+      ASSERT_CUDA(testing::convert_on_device(in, out, start, len, device_,
+                                             scale ? scale_ : nullptr, stream_));
+      ASSERT_CUDA(cudaMemcpyAsync(host_, device_, len * size_of(out), cudaMemcpyDeviceToHost,
+                                  stream_));
+      ASSERT_CUDA(cudaStreamSynchronize(stream_));
+      compare_on_host(in, out, start, len, host_, scale, report);
+    }
+  }
+
+  cudaStream_t stream_ = nullptr;
+  void* device_ = nullptr;
+  unsigned char* host_ = nullptr;
+  float* scale_ = nullptr;
+};
+
+constexpr DType kOutputs[] = {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3,
+                              DType::fp8_e5m2};
+// Scales as the cache write sees them: not powers of two, so the division rounds.
+constexpr float kScales[] = {0.3f, 1.0f / 3.0f, 2.5f, 7.1f, 1e-3f};
+
+TEST_F(ConvertGpu, Every16BitPatternToEveryType) {
+  for (DType in : {DType::f16, DType::bf16})
+    for (DType out : kOutputs) {
+      Report r;
+      check(in, out, 0, 1 << 16, nullptr, r);
+      EXPECT_EQ(r.count, 0) << to_string(in) << " -> " << to_string(out) << ": " << r.summary();
+    }
+}
+
+TEST_F(ConvertGpu, Every16BitPatternScaledToEveryType) {
+  for (DType in : {DType::f16, DType::bf16})
+    for (DType out : kOutputs)
+      for (float s : kScales) {
+        Report r;
+        check(in, out, 0, 1 << 16, &s, r);
+        EXPECT_EQ(r.count, 0) << to_string(in) << " / " << s << " -> " << to_string(out) << ": "
+                              << r.summary();
+      }
+}
+
+TEST_F(ConvertGpu, EveryFp32PatternToEachNarrowerType) {
+  const auto start = std::chrono::steady_clock::now();
+  for (DType out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
+    Report r;
+    check(DType::f32, out, 0, std::int64_t{1} << 32, nullptr, r);
+    EXPECT_EQ(r.count, 0) << "f32 -> " << to_string(out) << ": " << r.summary();
+  }
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("4 x 2^32 fp32 conversions checked in %.1f s\n", s);
+}
+
+// The scaled cast over fp32 inputs: 512 runs of 2^17 consecutive patterns, one in every
+// exponent of both signs (2^23 patterns apart), NaNs and infinities included.
+TEST_F(ConvertGpu, Fp32ScaledSampleToEveryType) {
+  for (DType out : kOutputs)
+    for (float s : {0.3f, 7.1f}) {
+      Report r;
+      for (std::uint64_t k = 0; k < 512; ++k) {
+        const std::uint64_t first = (k << 23) + ((k * 7919) % 64) * (1u << 17);
+        check(DType::f32, out, first, 1 << 17, &s, r);
+      }
+      check(DType::f32, out, 0x7F800000u, 1 << 17, &s, r);  // +inf and the first NaNs
+      check(DType::f32, out, 0xFFFE0000u, 1 << 17, &s, r);  // the last negative NaNs
+      EXPECT_EQ(r.count, 0) << "f32 / " << s << " -> " << to_string(out) << ": " << r.summary();
+    }
+}
+
+}  // namespace
+}  // namespace kvbench
