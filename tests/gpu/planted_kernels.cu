@@ -1,0 +1,108 @@
+#include "tests/gpu/planted_kernels.hpp"
+
+#include "kernels/convert.cuh"
+
+namespace kvbench::testing {
+namespace {
+
+using kernels::cast;
+using kernels::fp8_e4m3_t;
+using kernels::from_float;
+using kernels::to_float;
+
+template <class Out, class In>
+__device__ Out planted_cast(In x, Bug bug) {
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, __nv_bfloat16>) {
+    if (bug == Bug::truncation)
+      return __ushort_as_bfloat16(static_cast<unsigned short>(__float_as_uint(x) >> 16));
+  }
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, fp8_e4m3_t>) {
+    if (bug == Bug::double_rounding)
+      return from_float<fp8_e4m3_t>(__bfloat162float(__float2bfloat16_rn(x)));
+  }
+  return cast<Out>(x);
+}
+
+// One block per token, plain loops: these kernels are meant to be obviously wrong, not fast.
+template <class In, class Out>
+__global__ void planted_concat(kernels::ConcatArgs a, Bug bug) {
+  const std::int64_t t = blockIdx.x;
+  const std::int64_t width = a.nope_dim + a.rope_dim;
+  const std::int64_t nope_s1 = bug == Bug::wrong_head_stride ? a.nope_dim : a.nope_s1;
+  const In* nope = static_cast<const In*>(a.k_nope) + t * a.nope_s0;
+  const In* rope = static_cast<const In*>(a.k_rope) + t * a.rope_s0;
+  Out* k = static_cast<Out*>(a.k) + t * a.k_s0;
+  for (std::int64_t i = threadIdx.x; i < a.num_heads * width; i += blockDim.x) {
+    const std::int64_t h = i / width, d = i % width;
+    if (bug == Bug::last_element_skipped && t == a.num_tokens - 1 && i == a.num_heads * width - 1)
+      continue;
+    if (d < a.nope_dim) {
+      k[h * a.k_s1 + d] = planted_cast<Out>(nope[h * nope_s1 + d], bug);
+    } else if (h == 0 || bug != Bug::rope_not_broadcast) {
+      k[h * a.k_s1 + d] = planted_cast<Out>(rope[d - a.nope_dim], bug);
+    }
+  }
+}
+
+template <class In, class Out>
+__global__ void planted_cache_write(kernels::CacheWriteArgs a, Bug bug) {
+  const std::int64_t t = blockIdx.x;
+  std::int64_t s = a.slot_mapping[t];
+  if (bug == Bug::swa_before_negative && a.swa_slot_mapping != nullptr) {
+    s = a.swa_slot_mapping[s];  // reads index -1 for a padding token
+    if (s < 0) return;
+  } else {
+    if (s < 0 && bug != Bug::padding_written) return;
+    if (a.swa_slot_mapping != nullptr && s >= 0) {
+      s = a.swa_slot_mapping[s];
+      if (s < 0) return;
+    }
+  }
+  if (s == a.skip_slot && bug != Bug::skip_slot_written) return;
+  if (bug == Bug::slot_off_by_one) ++s;
+  // Division truncates toward zero, so slot -1 gives block 0, offset -1: just before the cache.
+  const std::int64_t b = s / a.block_size, o = s % a.block_size;
+  const std::int64_t head_stride = bug == Bug::cache_head_stride ? a.head_size : a.head_stride;
+  const In* key = static_cast<const In*>(a.key) + t * a.key_s0;
+  const In* value = static_cast<const In*>(a.value) + t * a.value_s0;
+  Out* kc = static_cast<Out*>(a.key_cache) + b * a.block_stride + o * a.slot_stride;
+  Out* vc = static_cast<Out*>(a.value_cache) + b * a.block_stride + o * a.slot_stride;
+  for (std::int64_t i = threadIdx.x; i < a.num_heads * a.head_size; i += blockDim.x) {
+    const std::int64_t h = i / a.head_size, d = i % a.head_size;
+    const float kx = to_float(key[h * a.key_s1 + d]), vx = to_float(value[h * a.value_s1 + d]);
+    if (a.scale == ScaleMode::none) {
+      kc[h * head_stride + d] = planted_cast<Out>(key[h * a.key_s1 + d], bug);
+      vc[h * head_stride + d] = planted_cast<Out>(value[h * a.value_s1 + d], bug);
+      continue;
+    }
+    const std::int64_t si = a.scale == ScaleMode::per_head ? h : 0;
+    const float ks = a.k_scale[si], vs = a.v_scale[si];
+    const float kq = bug == Bug::reciprocal_scale ? kx * (1.0f / ks) : __fdiv_rn(kx, ks);
+    const float vq = bug == Bug::reciprocal_scale ? vx * (1.0f / vs) : __fdiv_rn(vx, vs);
+    kc[h * head_stride + d] = from_float<Out>(kq);
+    vc[h * head_stride + d] = from_float<Out>(vq);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_planted_concat(const kernels::ConcatArgs& a, Bug bug, cudaStream_t stream) {
+  return kernels::dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {
+    using In = typename decltype(in_tag)::type;
+    using Out = typename decltype(out_tag)::type;
+    planted_concat<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launch_planted_cache_write(const kernels::CacheWriteArgs& a, Bug bug,
+                                       cudaStream_t stream) {
+  return kernels::dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {
+    using In = typename decltype(in_tag)::type;
+    using Out = typename decltype(out_tag)::type;
+    planted_cache_write<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace kvbench::testing

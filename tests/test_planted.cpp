@@ -1,0 +1,250 @@
+// Planted bugs the CPU can show (CI has no GPU): wrong outputs built with the reference itself
+// (wrong strides, wrong slots, two roundings) or by mutating a correct output (truncation,
+// a skipped element, a write into padding or a guard), each of which the comparison and the
+// mismatch report must catch and locate. tests/test_planted_gpu.cpp does the same with real
+// wrong kernels on the device.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/compare.hpp"
+#include "core/inputs.hpp"
+#include "core/mismatch_report.hpp"
+#include "reference/reference.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr unsigned char kCanary = 0xA5;
+using Bytes = std::vector<unsigned char>;
+
+Bytes bytes(std::int64_t elems, DType t) { return Bytes(static_cast<std::size_t>(elems) * size_of(t)); }
+
+// A concat case as the runner lays it out: [guard | k | guard], canary-filled, k by the reference.
+struct ConcatRun {
+  Case c;
+  ConcatGeometry g;
+  Bytes nope, rope;
+  explicit ConcatRun(Case cc) : c(cc), g(concat_geometry(cc)) {
+    nope = bytes(g.nope_elems, c.in_dtype);
+    rope = bytes(g.rope_elems, c.in_dtype);
+    fill_random(c.in_dtype, nope.data(), g.nope_elems, 11);
+    fill_random(c.in_dtype, rope.data(), g.rope_elems, 12);
+  }
+  // The output of the reference run with the given geometry and types (planted ones too).
+  Bytes output(DType in, const void* nope_data, const void* rope_data, std::int64_t nope_s0,
+               std::int64_t nope_s1, std::int64_t rope_s0) const {
+    Bytes out = bytes(g.k_elems + 2 * g.guard_elems, c.out_dtype);
+    std::memset(out.data(), kCanary, out.size());
+    ref::concat_and_cast_mha_k({in, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim, c.rope_dim,
+                                nope_data, rope_data, out.data() + g.guard_elems * size_of(c.out_dtype),
+                                nope_s0, nope_s1, rope_s0, g.k_s0, g.k_s1});
+    return out;
+  }
+  Bytes expected() const {
+    return output(c.in_dtype, nope.data(), rope.data(), g.nope_s0, g.nope_s1, g.rope_s0);
+  }
+  std::string verdict(const Bytes& actual) const {
+    const auto elems = static_cast<std::int64_t>(actual.size() / size_of(c.out_dtype));
+    const CompareResult r =
+        compare_bitwise(expected().data(), actual.data(), elems, size_of(c.out_dtype), 8);
+    if (r.count == 0) return "";
+    return report_mismatches(r, elems, c.out_dtype,
+                             [&](std::int64_t i) { return locate_concat(c, g, i); });
+  }
+  std::size_t k_offset(std::int64_t t, std::int64_t h, std::int64_t d) const {
+    return static_cast<std::size_t>(g.guard_elems + t * g.k_s0 + h * g.k_s1 + d) * size_of(c.out_dtype);
+  }
+};
+
+Case concat_case(StrideMode strides, DType in, DType out) {
+  Case c;
+  c.kernel = Kernel::concat_mla_k;
+  c.num_tokens = 19;
+  c.num_heads = 12;
+  c.head_dim = 128;
+  c.rope_dim = 64;
+  c.strides = strides;
+  c.in_dtype = in;
+  c.out_dtype = out;
+  return c;
+}
+
+TEST(PlantedCpu, ControlPasses) {
+  const ConcatRun run(concat_case(StrideMode::sglang, DType::bf16, DType::fp8_e4m3));
+  EXPECT_EQ(run.verdict(run.expected()), "");
+}
+
+TEST(PlantedCpu, WrongHeadStrideIsCaught) {
+  const ConcatRun run(concat_case(StrideMode::sglang, DType::bf16, DType::bf16));
+  // k_nope read with the dense head stride NOPE instead of NOPE + V.
+  const Bytes wrong = run.output(DType::bf16, run.nope.data(), run.rope.data(), run.g.nope_s0,
+                                 run.c.head_dim, run.g.rope_s0);
+  const std::string v = run.verdict(wrong);
+  EXPECT_NE(v.find("k[t=0, h=1, d=0 (nope)]"), std::string::npos) << v;
+}
+
+TEST(PlantedCpu, TruncationInsteadOfRoundingIsCaught) {
+  const ConcatRun run(concat_case(StrideMode::contiguous, DType::f32, DType::bf16));
+  Bytes wrong = run.expected();
+  std::int64_t changed = 0;
+  for (std::int64_t t = 0; t < run.c.num_tokens; ++t)
+    for (std::int64_t h = 0; h < run.c.num_heads; ++h)
+      for (std::int64_t d = 0; d < run.c.head_dim; ++d) {
+        std::uint32_t x;
+        std::memcpy(&x, run.nope.data() + 4 * (t * run.g.nope_s0 + h * run.g.nope_s1 + d), 4);
+        const auto truncated = static_cast<std::uint16_t>(x >> 16);
+        std::uint16_t rounded;
+        std::memcpy(&rounded, wrong.data() + run.k_offset(t, h, d), 2);
+        changed += truncated != rounded;
+        std::memcpy(wrong.data() + run.k_offset(t, h, d), &truncated, 2);
+      }
+  ASSERT_GT(changed, 0);
+  const std::string v = run.verdict(wrong);
+  EXPECT_EQ(v.substr(0, v.find(' ')), std::to_string(changed)) << v;
+  EXPECT_NE(v.find("(nope)]: expected "), std::string::npos) << v;
+}
+
+TEST(PlantedCpu, DoubleRoundingThroughBf16IsCaught) {
+  const ConcatRun run(concat_case(StrideMode::contiguous, DType::f32, DType::fp8_e4m3));
+  // First rounding: the same inputs to bf16, densely; second: bf16 to e4m3.
+  ConcatRun to_bf16(concat_case(StrideMode::contiguous, DType::f32, DType::bf16));
+  to_bf16.nope = run.nope;
+  to_bf16.rope = run.rope;
+  const Bytes mid = to_bf16.expected();
+  const Bytes wrong =
+      run.output(DType::bf16, mid.data() + 2 * run.g.guard_elems, mid.data() + 2 * run.g.guard_elems + 2 * run.c.head_dim,
+                 run.g.k_s0, run.g.k_s1, run.g.k_s0);
+  const std::string v = run.verdict(wrong);
+  EXPECT_NE(v.find(" elements differ; first: k[t="), std::string::npos) << v;
+}
+
+TEST(PlantedCpu, RopeNotBroadcastAndLastElementSkippedAreCaught) {
+  const ConcatRun run(concat_case(StrideMode::padded, DType::bf16, DType::f16));
+  Bytes wrong = run.expected();
+  for (std::int64_t h = 1; h < run.c.num_heads; ++h)
+    std::memset(wrong.data() + run.k_offset(3, h, run.c.head_dim), kCanary, 2 * run.c.rope_dim);
+  std::string v = run.verdict(wrong);
+  EXPECT_EQ(v.substr(0, v.find(" of ")), std::to_string((run.c.num_heads - 1) * run.c.rope_dim));
+  EXPECT_NE(v.find("k[t=3, h=1, d=128 (rope 0)]: expected "), std::string::npos) << v;
+  EXPECT_NE(v.find("got -0.0220489502 (0xa5a5)"), std::string::npos) << v;
+
+  Bytes skipped = run.expected();
+  const std::int64_t T = run.c.num_tokens, H = run.c.num_heads, W = run.c.head_dim + run.c.rope_dim;
+  std::memset(skipped.data() + run.k_offset(T - 1, H - 1, W - 1), kCanary, 2);
+  v = run.verdict(skipped);
+  EXPECT_EQ(v.substr(0, v.find(" of ")), "1");
+  EXPECT_NE(v.find("k[t=18, h=11, d=191 (rope 63)]"), std::string::npos) << v;
+}
+
+TEST(PlantedCpu, WritesIntoPaddingAndGuardsAreCaught) {
+  const ConcatRun run(concat_case(StrideMode::padded, DType::bf16, DType::bf16));
+  Bytes wrong = run.expected();
+  wrong[run.k_offset(2, 4, run.c.head_dim + run.c.rope_dim + 3)] ^= 1;  // padding after head 4
+  wrong[0] ^= 1;                                                        // guard before k
+  wrong[wrong.size() - 1] ^= 1;                                         // guard after k
+  const std::string v = run.verdict(wrong);
+  EXPECT_EQ(v.substr(0, v.find(" of ")), "3");
+  EXPECT_NE(v.find("guard before k (+0)"), std::string::npos) << v;
+  EXPECT_NE(v.find("padding after k[t=2, h=4] (+3)"), std::string::npos) << v;
+  EXPECT_NE(v.find("guard after k (+"), std::string::npos) << v;
+}
+
+// A cache-write case as the runner lays it out: [guard | K, V | guard].
+struct CacheRun {
+  Case c;
+  CacheGeometry g;
+  SlotData slots;
+  Bytes key, value;
+  explicit CacheRun(Case cc) : c(cc), g(cache_geometry(cc)), slots(make_slots(cc, g, 5)) {
+    key = bytes(g.key_elems, c.in_dtype);
+    value = bytes(g.key_elems, c.in_dtype);
+    fill_random(c.in_dtype, key.data(), g.key_elems, 6);
+    fill_random(c.in_dtype, value.data(), g.key_elems, 7);
+  }
+  Bytes output(const std::vector<std::int64_t>& slot_mapping, const std::vector<std::int64_t>& swa) const {
+    Bytes out = bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype);
+    std::memset(out.data(), kCanary, out.size());
+    unsigned char* k = out.data() + g.guard_elems * size_of(c.out_dtype);
+    ref::reshape_and_cache_flash({c.in_dtype, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim,
+                                  c.block_size, g.num_blocks, key.data(), value.data(), g.key_s0,
+                                  g.key_s1, g.key_s0, g.key_s1, slot_mapping.data(),
+                                  c.swa ? swa.data() : nullptr, static_cast<std::int64_t>(swa.size()),
+                                  g.skip_slot, c.layout, k,
+                                  k + g.value_cache_offset * size_of(c.out_dtype), g.block_stride,
+                                  ScaleMode::none, nullptr, nullptr});
+    return out;
+  }
+  std::string verdict(const Bytes& actual) const {
+    const auto elems = static_cast<std::int64_t>(actual.size() / size_of(c.out_dtype));
+    const Bytes expected = output(slots.slot_mapping, slots.swa_table);
+    const CompareResult r = compare_bitwise(expected.data(), actual.data(), elems, size_of(c.out_dtype), 8);
+    if (r.count == 0) return "";
+    const auto owners = slot_owners(slots, g);
+    return report_mismatches(r, elems, c.out_dtype, [&](std::int64_t i) {
+      const CacheLocation l = locate_cache(c, g, i);
+      std::string s = to_string(l);
+      if (l.where == CacheLocation::Where::element)
+        s += owners[static_cast<std::size_t>(l.slot)] >= 0 ? " owned" : " unowned";
+      return s;
+    });
+  }
+};
+
+Case cache_case(SlotPattern slots, bool swa, Layout layout) {
+  Case c;
+  c.kernel = Kernel::cache_write;
+  c.num_tokens = 200;
+  c.num_heads = 4;
+  c.head_dim = 96;
+  c.block_size = 16;
+  c.slots = slots;
+  c.swa = swa;
+  c.layout = layout;
+  c.strides = StrideMode::padded;
+  return c;
+}
+
+TEST(PlantedCpu, CacheSlotOffByOneIsCaught) {
+  const CacheRun run(cache_case(SlotPattern::contiguous, false, Layout::hnd));
+  EXPECT_EQ(run.verdict(run.output(run.slots.slot_mapping, run.slots.swa_table)), "");
+  std::vector<std::int64_t> shifted = run.slots.slot_mapping;
+  for (auto& s : shifted) ++s;  // contiguous from slot 3: still in range
+  const std::string v = run.verdict(run.output(shifted, run.slots.swa_table));
+  EXPECT_NE(v.find("key_cache[block 0, offset 3, head 0, dim 0] (slot 3) owned"), std::string::npos) << v;
+}
+
+TEST(PlantedCpu, SwaLookupBeforeTheNegativeCheckIsCaught) {
+  const CacheRun run(cache_case(SlotPattern::padded, true, Layout::nhd));
+  // What the seed's kernel does for a padding token: read swa[-1] (here: an unowned slot, as the
+  // runner's guard entry is) and write there.
+  const auto owners = slot_owners(run.slots, run.g);
+  std::int64_t unowned = 0;
+  while (owners[static_cast<std::size_t>(unowned)] >= 0) ++unowned;
+  std::vector<std::int64_t> swa = run.slots.swa_table, slot_mapping = run.slots.slot_mapping;
+  swa.push_back(unowned);
+  for (auto& s : slot_mapping)
+    if (s < 0) s = static_cast<std::int64_t>(swa.size()) - 1;
+  // Several padding tokens then write the same slot: the reference's last one wins, which is
+  // fine here, since any write there is wrong.
+  const std::string v = run.verdict(run.output(slot_mapping, swa));
+  EXPECT_NE(v.find("(slot " + std::to_string(unowned) + ") unowned"), std::string::npos) << v;
+}
+
+TEST(PlantedCpu, CachePaddingAndGuardWritesAreCaught) {
+  const CacheRun run(cache_case(SlotPattern::random, false, Layout::nhd));
+  Bytes wrong = run.output(run.slots.slot_mapping, run.slots.swa_table);
+  const std::size_t osz = size_of(run.c.out_dtype);
+  const std::int64_t dense = run.c.block_size * run.c.num_heads * run.c.head_dim;
+  wrong[(run.g.guard_elems + dense + 2) * osz] ^= 0x10;  // padding after K block 0
+  wrong[(run.g.guard_elems - 1) * osz] ^= 0x10;          // just before the K cache
+  const std::string v = run.verdict(wrong);
+  EXPECT_EQ(v.substr(0, v.find(" of ")), "2") << v;
+  EXPECT_NE(v.find("guard before the caches (+" + std::to_string(run.g.guard_elems - 1) + ")"),
+            std::string::npos) << v;
+  EXPECT_NE(v.find("padding (outside any K/V element)"), std::string::npos) << v;
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -1,0 +1,191 @@
+// Proof that the validator catches wrong kernels: each planted bug (tests/gpu/planted_kernels.cu)
+// runs through run_case exactly as a real kernel does, and must come back `incorrect` with its
+// mismatches located. The same planted kernel without its bug must pass, so a failure to pass
+// cannot be blamed on the test harness. Also: --check-bounds, and bad input rejected before any
+// launch. Skips visibly without a CUDA device.
+#include <gtest/gtest.h>
+
+#include "runtime/runner.hpp"
+#include "tests/gpu/planted_kernels.hpp"
+
+namespace kvbench {
+namespace {
+
+using testing::Bug;
+
+class Planted : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      device_ = open_device();
+    } catch (const NoDeviceError& e) {
+      GTEST_SKIP() << e.what();
+    }
+    settings_.warmup = 1;
+    settings_.samples = 2;
+    settings_.graph_launches = 2;
+  }
+
+  Row run(const Case& c, Bug bug, const ValidationOptions& options = {}) {
+    LaunchOverride o;
+    o.concat = [bug](const kernels::ConcatArgs& a, cudaStream_t s) {
+      return testing::launch_planted_concat(a, bug, s);
+    };
+    o.cache_write = [bug](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+      return testing::launch_planted_cache_write(a, bug, s);
+    };
+    return run_case(c, settings_, device_, options, o);
+  }
+
+  // The bug is caught, and the control (same kernel, no bug) passes.
+  void expect_caught(const Case& c, Bug bug, const std::string& where) {
+    const Row control = run(c, Bug::none);
+    ASSERT_EQ(control.status, Status::passed) << describe(c) << ": " << control.reason;
+    const Row row = run(c, bug);
+    EXPECT_EQ(row.status, Status::incorrect) << describe(c);
+    EXPECT_GT(row.mismatches, 0);
+    EXPECT_FALSE(row.timed);
+    EXPECT_NE(row.reason.find(where), std::string::npos) << row.reason;
+    std::printf("  caught: %s\n", row.reason.substr(0, 220).c_str());
+  }
+
+  DeviceInfo device_;
+  RunSettings settings_;
+};
+
+Case concat(StrideMode strides, DType in = DType::bf16, DType out = DType::bf16) {
+  Case c;
+  c.kernel = Kernel::concat_mla_k;
+  c.num_tokens = 37;
+  c.num_heads = 12;
+  c.head_dim = 128;
+  c.rope_dim = 64;
+  c.strides = strides;
+  c.in_dtype = in;
+  c.out_dtype = out;
+  return c;
+}
+
+Case cache(SlotPattern slots, bool swa = false, Layout layout = Layout::nhd) {
+  Case c;
+  c.kernel = Kernel::cache_write;
+  c.num_tokens = 100;
+  c.num_heads = 8;
+  c.head_dim = 128;
+  c.block_size = 16;
+  c.slots = slots;
+  c.swa = swa;
+  c.layout = layout;
+  return c;
+}
+
+TEST_F(Planted, ConcatWrongHeadStride) {
+  expect_caught(concat(StrideMode::sglang), Bug::wrong_head_stride, "(nope)");
+}
+TEST_F(Planted, ConcatRopeNotBroadcast) {
+  expect_caught(concat(StrideMode::contiguous), Bug::rope_not_broadcast, "(rope ");
+}
+TEST_F(Planted, ConcatLastElementSkipped) {
+  const Row row = run(concat(StrideMode::padded), Bug::last_element_skipped);
+  EXPECT_EQ(row.status, Status::incorrect);
+  EXPECT_EQ(row.mismatches, 1);
+  EXPECT_NE(row.reason.find("k[t=36, h=11, d=191 (rope 63)]"), std::string::npos) << row.reason;
+}
+TEST_F(Planted, ConcatTruncationInsteadOfRounding) {
+  expect_caught(concat(StrideMode::contiguous, DType::f32, DType::bf16), Bug::truncation, "k[t=");
+}
+TEST_F(Planted, ConcatDoubleRoundingThroughBf16) {
+  expect_caught(concat(StrideMode::contiguous, DType::f32, DType::fp8_e4m3), Bug::double_rounding,
+                "k[t=");
+}
+TEST_F(Planted, CacheSlotOffByOne) {
+  expect_caught(cache(SlotPattern::random), Bug::slot_off_by_one, "_cache[block");
+}
+TEST_F(Planted, CachePaddingTokenWritten) {
+  expect_caught(cache(SlotPattern::padded), Bug::padding_written, "guard before the caches");
+}
+TEST_F(Planted, CacheSwaLookupBeforeNegativeCheck) {
+  expect_caught(cache(SlotPattern::padded, true), Bug::swa_before_negative, "which no token writes");
+}
+TEST_F(Planted, CacheWrongHeadStrideForHnd) {
+  expect_caught(cache(SlotPattern::random, false, Layout::hnd), Bug::cache_head_stride, "_cache[block");
+}
+TEST_F(Planted, CacheSkipSlotWritten) {
+  expect_caught(cache(SlotPattern::skip), Bug::skip_slot_written, "(slot 0), which no token writes");
+}
+TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
+  Case c = cache(SlotPattern::random);
+  c.in_dtype = DType::f32;
+  c.out_dtype = DType::f32;
+  c.scale = ScaleMode::per_head;
+  expect_caught(c, Bug::reciprocal_scale, "_cache[block");
+}
+
+// --check-bounds finds the injected token on the device and the write never runs; the planted
+// kernel would otherwise write out of range.
+TEST_F(Planted, CheckBoundsReportsTheFirstBadTokenFromTheDevice) {
+  for (bool swa : {false, true}) {
+    Case c = cache(SlotPattern::padded, swa);
+    c.inject = Inject::slot_out_of_range;
+    ValidationOptions checked;
+    checked.check_bounds = true;
+    const Row row = run(c, Bug::slot_off_by_one, checked);
+    EXPECT_EQ(row.status, Status::rejected);
+    EXPECT_NE(row.reason.find("found on the device by --check-bounds"), std::string::npos) << row.reason;
+    // The host check names the same token.
+    const Row host = run_case(c, settings_, device_);
+    EXPECT_EQ(host.status, Status::rejected);
+    const std::string token = host.reason.substr(0, host.reason.find(':'));
+    EXPECT_EQ(row.reason.substr(0, token.size()), token) << row.reason << " vs " << host.reason;
+  }
+  Case c = cache(SlotPattern::padded, true);
+  c.inject = Inject::swa_out_of_range;
+  ValidationOptions checked;
+  checked.check_bounds = true;
+  const Row row = run_case(c, settings_, device_, checked);
+  EXPECT_EQ(row.status, Status::rejected);
+  EXPECT_NE(row.reason.find("SWA table size"), std::string::npos) << row.reason;
+  // Valid slots pass the pre-pass and the case runs normally.
+  const Row ok = run_case(cache(SlotPattern::padded, true), settings_, device_, checked);
+  EXPECT_EQ(ok.status, Status::passed) << ok.reason;
+}
+
+// Bad input is rejected before any launch: the planted kernel would fail the test if it ran.
+TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
+  struct Bad {
+    Inject inject;
+    bool swa;
+    ScaleMode scale;
+    const char* reason;
+  };
+  for (const Bad& b : {Bad{Inject::slot_out_of_range, false, ScaleMode::none, ">= NB*BS"},
+                       Bad{Inject::swa_out_of_range, true, ScaleMode::none, "SWA index"},
+                       Bad{Inject::duplicate_slot, true, ScaleMode::none, "already written"},
+                       Bad{Inject::zero_scale, false, ScaleMode::per_tensor, "is zero"},
+                       Bad{Inject::negative_scale, false, ScaleMode::per_head, "negative"},
+                       Bad{Inject::nan_scale, false, ScaleMode::per_tensor, "NaN"},
+                       Bad{Inject::inf_scale, false, ScaleMode::per_head, "infinite"},
+                       Bad{Inject::short_stride, false, ScaleMode::none, "head stride"}}) {
+    Case c = cache(SlotPattern::padded, b.swa);
+    c.scale = b.scale;
+    c.inject = b.inject;
+    bool launched = false;
+    LaunchOverride o;
+    o.cache_write = [&launched](const kernels::CacheWriteArgs&, cudaStream_t) {
+      launched = true;
+      return cudaSuccess;
+    };
+    const Row row = run_case(c, settings_, device_, {}, o);
+    EXPECT_EQ(row.status, Status::rejected) << to_string(b.inject);
+    EXPECT_NE(row.reason.find(b.reason), std::string::npos) << row.reason;
+    EXPECT_FALSE(launched) << to_string(b.inject);
+  }
+  Case c = concat(StrideMode::contiguous);
+  c.inject = Inject::short_stride;
+  const Row row = run_case(c, settings_, device_);
+  EXPECT_EQ(row.status, Status::rejected);
+  EXPECT_NE(row.reason.find("k_nope head stride 127 < NOPE = 128"), std::string::npos) << row.reason;
+}
+
+}  // namespace
+}  // namespace kvbench
