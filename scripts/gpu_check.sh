@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs on the GPU host: the GPU tests, then `kvbench run` on each config given (default: smoke),
-# writing CSVs and logs under $OUT (or results/gpu_check), and prints a short table last.
+# Runs on the GPU host: the GPU tests (the exhaustive conversion proof and the planted-bug tests
+# included), then `kvbench run` on each config given (default: smoke), then the bad-input demo
+# (configs/bad_input.yaml, with and without --check-bounds: every row must be rejected or
+# not_supported), writing CSVs and logs under $OUT (or results/gpu_check); a short table last.
 # The binaries are built on the development machine (see scripts/pack_gpu.sh) and carried in
 # .carry/bin; nothing is built here.
 set -uo pipefail
@@ -14,7 +16,7 @@ configs=("$@")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 export KVBENCH_SOURCE_DIR=$PWD
 status=0
-for t in test_core test_reference test_gpu; do
+for t in test_core test_reference test_planted test_gpu test_planted_gpu test_convert_gpu; do
   "$BIN/$t" --gtest_brief=1 >"$OUT/$t.log" 2>&1
   rc=$?
   echo "$t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$t.log" | tr '\n' ' ')"
@@ -22,10 +24,20 @@ for t in test_core test_reference test_gpu; do
 done
 for cfg in "${configs[@]}"; do
   name=$(basename "$cfg" .yaml)
-  "$BIN/kvbench" run "$cfg" -o "$OUT/$name.csv" >"$OUT/$name.log" 2>&1
+  "$BIN/kvbench" run "$cfg" -o "$OUT/$name.csv" --save-tensors "$OUT/tensors_$name" >"$OUT/$name.log" 2>&1
   rc=$?
   echo "kvbench run $cfg: rc=$rc; $(tail -1 "$OUT/$name.log")"
   [ $rc -ne 0 ] && { status=1; grep -v ' passed ' "$OUT/$name.log" | tail -20; }
+done
+# Bad input: exit 1 (rejected rows) is the expected outcome; any passed/incorrect/failed row is not.
+for flags in "" "--check-bounds"; do
+  name=bad_input${flags:+_checked}
+  "$BIN/kvbench" run configs/bad_input.yaml -o "$OUT/$name.csv" $flags >"$OUT/$name.log" 2>&1
+  rc=$?
+  others=$(grep -cE '^\[[0-9]+/[0-9]+\] +(passed|incorrect|failed) ' "$OUT/$name.log")
+  echo "kvbench run configs/bad_input.yaml $flags: rc=$rc (expected 1); rows not rejected/not_supported: $others"
+  [ "$rc" -ne 1 ] || [ "$others" -ne 0 ] && status=1
+  grep -E '^\[' "$OUT/$name.log" | cut -c1-220
 done
 for cfg in "${configs[@]}"; do
   name=$(basename "$cfg" .yaml)

@@ -1,6 +1,8 @@
 // Each kernel against the CPU reference, bit for bit, through the same runner `kvbench run`
 // uses (canary-filled outputs, whole-buffer comparison). Skips visibly without a CUDA device.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "runtime/runner.hpp"
 
@@ -132,6 +134,38 @@ TEST_F(Gpu, LargeLaunchesAndScalarFallback) {
   fp8.scale = ScaleMode::per_head;
   fp8.layout = Layout::hnd;
   expect_passes(fp8);
+}
+
+// SPEC.md: 64-bit offsets everywhere. These cases put output elements (and the V cache's base)
+// past 2^31 elements from their buffer's start, where a 32-bit offset wraps.
+std::string memory_shortfall(double device_gb, double host_gb) {
+  std::size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return "cudaMemGetInfo failed";
+  const double host_total = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<double>(sysconf(_SC_PAGE_SIZE)) / 1e9;
+  if (static_cast<double>(free_bytes) / 1e9 < device_gb)
+    return "needs " + std::to_string(device_gb) + " GB of device memory, " +
+           std::to_string(static_cast<double>(free_bytes) / 1e9) + " GB free";
+  if (host_total * 0.8 < host_gb)
+    return "needs " + std::to_string(host_gb) + " GB of host memory, " + std::to_string(host_total) +
+           " GB installed";
+  return "";
+}
+
+TEST_F(Gpu, Offsets64BitConcatPast2To31Elements) {
+  Case c = concat(90000, 128, StrideMode::contiguous);  // k: 90000 * 128 * 192 = 2.21e9 elements
+  ASSERT_GT(c.num_tokens * c.num_heads * (c.head_dim + c.rope_dim), std::int64_t{1} << 31);
+  if (const std::string why = memory_shortfall(8.5, 14); !why.empty()) GTEST_SKIP() << why;
+  expect_passes(c);
+}
+
+TEST_F(Gpu, Offsets64BitCacheWritePast2To31Elements) {
+  Case c = cache(1 << 19, 32, 128, 16);  // each cache ~1.125 * 2^31 elements
+  c.slots = SlotPattern::padded;
+  const CacheGeometry g = cache_geometry(c);
+  ASSERT_GT(g.value_cache_offset, std::int64_t{1} << 31);
+  if (const std::string why = memory_shortfall(19, 30); !why.empty()) GTEST_SKIP() << why;
+  expect_passes(c);
 }
 
 TEST_F(Gpu, UnsupportedDtypePairIsReportedNotRun) {

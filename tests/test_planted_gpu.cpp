@@ -5,6 +5,9 @@
 // launch. Skips visibly without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "runtime/runner.hpp"
 #include "tests/gpu/planted_kernels.hpp"
 
@@ -119,6 +122,29 @@ TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
   c.out_dtype = DType::f32;
   c.scale = ScaleMode::per_head;
   expect_caught(c, Bug::reciprocal_scale, "_cache[block");
+}
+
+// --save-tensors writes every tensor of the failing case as .npy, and nothing for a passing one.
+TEST_F(Planted, SaveTensorsWritesTheFailingCase) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "kvbench_saved";
+  fs::remove_all(dir);
+  ValidationOptions o;
+  o.save_tensors_dir = dir.string();
+  o.case_tag = "bad";
+  const Row row = run(cache(SlotPattern::padded, true), Bug::swa_before_negative, o);
+  ASSERT_EQ(row.status, Status::incorrect);
+  for (const char* f : {"key.bf16.npy", "value.bf16.npy", "slot_mapping.i64.npy",
+                        "swa_slot_mapping.i64.npy", "cache_expected.bf16.npy",
+                        "cache_actual.bf16.npy", "case.txt"})
+    EXPECT_TRUE(fs::exists(dir / "bad" / f)) << f;
+  std::ifstream in(dir / "bad" / "cache_actual.bf16.npy", std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  EXPECT_EQ(magic, std::string("\x93NUMPY\x01\x00", 8));
+  o.case_tag = "good";
+  EXPECT_EQ(run_case(cache(SlotPattern::padded, true), settings_, device_, o).status, Status::passed);
+  EXPECT_FALSE(fs::exists(dir / "good"));
 }
 
 // --check-bounds finds the injected token on the device and the write never runs; the planted
