@@ -99,9 +99,25 @@ TEST(Sweep, ShippedConfigsExpand) {
   // The GPU host runs this binary from another checkout: it names the tree in the environment.
   const char* env = std::getenv("KVBENCH_SOURCE_DIR");
   const std::string root = env ? env : KVBENCH_SOURCE_DIR;
-  for (const char* name : {"smoke", "default", "perf", "quick_perf"}) {
+  for (const char* name : {"smoke", "default", "perf", "quick_perf", "bad_input"}) {
     const Config c = load_config(root + "/configs/" + name + ".yaml");
     EXPECT_GE(c.cases.size(), 8u) << name;
+  }
+  // Issue 4: at least 200 cases, every variant, decode and prefill sizes; no injected bad input.
+  const Config v = load_config(root + "/configs/validation.yaml");
+  EXPECT_GE(v.cases.size(), 200u);
+  std::size_t prefill = 0, decode = 0;
+  for (const Case& c : v.cases) {
+    EXPECT_EQ(c.inject, Inject::none) << describe(c);
+    prefill += c.num_tokens >= 4096;
+    decode += c.num_tokens <= 512;
+  }
+  EXPECT_GT(prefill, 0u);
+  EXPECT_GT(decode, 0u);
+  for (Variant variant : all_values<Variant>()) {
+    std::size_t n = 0;
+    for (const Case& c : v.cases) n += c.variant == variant;
+    EXPECT_GT(n, 0u) << to_string(variant);
   }
 }
 

@@ -30,7 +30,7 @@ const std::vector<std::string>& case_columns() {
   static const std::vector<std::string> cols = {
       "kernel",    "variant",  "sweep",     "num_tokens", "num_heads", "head_dim",
       "rope_dim",  "block_size", "in_dtype", "out_dtype", "layout",    "scale",
-      "swa",       "kv_interleaved", "strides", "slots",    "inject",
+      "swa",       "kv_interleaved", "strides", "slots",
   };
   return cols;
 }
@@ -45,7 +45,6 @@ std::vector<std::string> case_fields(const Case& c) {
       std::string(to_string(c.layout)),  std::string(to_string(c.scale)),
       c.swa ? "true" : "false",          c.kv_interleaved ? "true" : "false",
       std::string(to_string(c.strides)), std::string(to_string(c.slots)),
-      std::string(to_string(c.inject)),
   };
 }
 

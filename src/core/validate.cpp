@@ -92,17 +92,16 @@ std::string inject_concat(const Case& c, ConcatGeometry& g) {
   switch (c.inject) {
     case Inject::none: return "";
     case Inject::short_stride:
-      if (c.head_dim < 2) return "inject short_stride needs NOPE >= 2";
+      if (c.head_dim < 2) return "this injection needs NOPE >= 2";
       g.nope_s1 = c.head_dim - 1;
       return "";
     default:
-      return "inject " + std::string(to_string(c.inject)) +
-             " does not apply to concat_and_cast_mha_k (only short_stride does)";
+      return "does not apply to concat_and_cast_mha_k (only short_stride does)";
   }
 }
 
 std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s, std::vector<float>& k_scale) {
-  const std::string name = "inject " + std::string(to_string(c.inject));
+  const std::string name = "this injection";
   const std::vector<std::size_t> written = written_tokens(s, g);
   // The token to corrupt: a written one from the middle, so the check must scan to find it.
   const bool have = !written.empty();

@@ -398,6 +398,9 @@ Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& devic
     row.timed = false;
     row.reason = "out of host memory";
   }
+  // Injected cases are not told apart by the CSV's axis columns; the reason says which they are.
+  if (c.inject != Inject::none)
+    row.reason = "inject " + std::string(to_string(c.inject)) + ": " + row.reason;
   return row;
 }
 
