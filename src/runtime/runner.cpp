@@ -14,6 +14,7 @@
 #include "reference/reference.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
+#include "core/metadata.hpp"
 #include "runtime/timer.hpp"
 
 namespace kvbench {
@@ -52,7 +53,11 @@ void check_and_time(const std::function<cudaError_t(cudaStream_t)>& launch, cons
     row.reason = describe_mismatches(cmp, elems, size_of(out_dtype));
     return;
   }
-  row.stats = measure(launch, stream, settings);
+  const Measurement m = measure(launch, stream, settings);
+  row.stats = m.stats;
+  row.launches_per_sample = m.launches_per_sample;
+  row.converged = m.converged;
+  row.sm_clock_mhz = m.sm_clock_mhz;
   row.timed = true;
   row.mode = std::string(to_string(settings.mode));
   row.gbps = row.stats.median_us > 0 ? static_cast<double>(row.bytes) / row.stats.median_us / 1e3 : 0;
@@ -198,6 +203,7 @@ DeviceInfo open_device() {
   info.name = prop.name;
   info.sm_count = prop.multiProcessorCount;
   info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  info.uuid = format_uuid(prop.uuid.bytes);
   return info;
 }
 
@@ -205,7 +211,9 @@ Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& devic
   Row row;
   row.c = c;
   row.device = device.name;
+  row.device_uuid = device.uuid;
   row.git_sha = kGitSha;
+  row.git_dirty = kGitDirty;
   const std::uint64_t seed = case_seed(c, settings.seed);
   try {
     if (c.kernel == Kernel::concat_mla_k)
@@ -215,7 +223,7 @@ Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& devic
   } catch (const CudaError& e) {
     row.status = Status::failed;
     row.timed = false;
-    row.reason = e.code() == cudaErrorMemoryAllocation ? "out of device memory" : e.what();
+    row.reason = failure_reason(e);
     cudaGetLastError();  // clear a non-sticky error; ensure_device_usable() finds sticky ones
   } catch (const std::bad_alloc&) {
     row.status = Status::failed;
