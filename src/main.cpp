@@ -377,7 +377,8 @@ int cmd_flush_study(const std::vector<double>& mib, const Overrides& overrides) 
 
 int main(int argc, char** argv) {
   CLI::App app{"kvbench: validate and benchmark KV-cache write kernels"};
-  app.set_version_flag("--version", std::string("kvbench ") + kVersion + " (git " + kGitSha + ")");
+  app.set_version_flag("--version", std::string("kvbench ") + kVersion + " (git " + kGitSha +
+                                        (kGitDirty ? "+dirty" : "") + ")");
   app.require_subcommand(1);
 
   std::string config_path, output, format = "text", current;

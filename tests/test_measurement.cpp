@@ -163,6 +163,8 @@ TEST(Metadata, SidecarHoldsTheRunsFacts) {
   EXPECT_EQ(j.at("device").at("sm_count"), 132);
   EXPECT_EQ(j.at("device").at("l2_bytes"), 62914560);
   EXPECT_EQ(j.at("calibration").at("measured_peak_gbps"), 4200.25);
+  EXPECT_EQ(j.at("measured_peak_gbps"), 4200.25);  // scripts/plot.py reads these two
+  EXPECT_EQ(j.at("theoretical_peak_gbps"), 4815.4);
   EXPECT_EQ(j.at("launch_floor_us").at("graph").at("median_us"), 0.6);
   m.finished_at = "2025-01-01T00:01:00Z";
   EXPECT_EQ(nlohmann::json::parse(metadata_to_json(m)).at("finished_at"), "2025-01-01T00:01:00Z");

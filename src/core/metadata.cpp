@@ -59,6 +59,9 @@ std::string metadata_to_json(const RunMetadata& m) {
         {"cuda_driver_version", d.cuda_driver_version},
         {"cuda_runtime_version", d.cuda_runtime_version}}},
       {"calibration", J::parse(calibration_to_json(m.calibration))},
+      // Also at the top level, where scripts/plot.py looks for its roofline lines.
+      {"measured_peak_gbps", m.calibration.measured_peak_gbps},
+      {"theoretical_peak_gbps", m.calibration.theoretical_peak_gbps},
       {"launch_floor_us", floor},
       {"cases", m.cases},
       {"selected_cases", m.selected_cases},
