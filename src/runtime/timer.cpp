@@ -22,7 +22,7 @@ struct Engine {
   bool use_blocker = true;  // off after a timeout: a profiler or a stuck host defeats it
   std::unique_ptr<L2Flusher> flusher;  // allocated on the first cold measurement
   Event start, stop;
-  DeviceBuffer stamps{2 * timing::kMaxSmSlots * sizeof(timing::ClockStamp)};
+  DeviceBuffer clock_mhz{2 * timing::kMaxSmSlots * sizeof(float)};  // before, after
   DeviceBuffer claimed{2 * timing::kMaxSmSlots * sizeof(int)};
 
   Engine() { KVB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0)); }
@@ -87,17 +87,12 @@ GraphExec capture(const Launch& launch, cudaStream_t stream, int launches) {
   return exec;
 }
 
-// Effective SM clock between two stamps: per SM seen in both, cycles / ns; the median over SMs.
-// clock64 counters are per SM and not synchronized, hence the per-SM pairing.
-double sm_clock_mhz(const std::vector<timing::ClockStamp>& before,
-                    const std::vector<timing::ClockStamp>& after) {
-  std::vector<double> mhz;
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    const auto& a = before[i];
-    const auto& b = after[i];
-    if (a.ns == 0 || b.ns <= a.ns || b.clock <= a.clock) continue;
-    mhz.push_back(1e3 * static_cast<double>(b.clock - a.clock) / static_cast<double>(b.ns - a.ns));
-  }
+// Probing the clock costs 2 x this per case; long enough against %globaltimer's ~1 µs steps.
+constexpr std::uint64_t kClockProbeNs = 200'000;
+
+// The median over SMs of every non-zero per-SM reading.
+double median_mhz(std::vector<float> mhz) {
+  mhz.erase(std::remove(mhz.begin(), mhz.end(), 0.0f), mhz.end());
   if (mhz.empty()) return 0;
   std::nth_element(mhz.begin(), mhz.begin() + static_cast<std::ptrdiff_t>(mhz.size() / 2), mhz.end());
   return mhz[mhz.size() / 2];
@@ -122,11 +117,13 @@ Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings
 
   for (int i = 0; i < s.warmup; ++i) window_ms(e, stream, s, body);
 
-  auto* stamps = e.stamps.as<timing::ClockStamp>();
+  // The SM clock is probed right before and right after the samples (sustained throttling shows
+  // in both); the probes are outside every timed window.
+  auto* mhz = e.clock_mhz.as<float>();
   auto* claimed = e.claimed.as<int>();
   KVB_CUDA_CHECK(cudaMemsetAsync(claimed, 0, e.claimed.bytes(), stream));
-  KVB_CUDA_CHECK(cudaMemsetAsync(stamps, 0, e.stamps.bytes(), stream));
-  KVB_CUDA_CHECK(timing::launch_clock_stamp(stamps, claimed, e.sm_count, stream));
+  KVB_CUDA_CHECK(cudaMemsetAsync(mhz, 0, e.clock_mhz.bytes(), stream));
+  KVB_CUDA_CHECK(timing::launch_clock_probe(mhz, claimed, kClockProbeNs, e.sm_count, stream));
 
   const StopRule rule{s.min_samples, s.min_time_s, s.target_noise, s.timeout_s};
   const auto t0 = std::chrono::steady_clock::now();
@@ -150,13 +147,13 @@ Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings
     }
   }
 
-  KVB_CUDA_CHECK(timing::launch_clock_stamp(stamps + timing::kMaxSmSlots,
-                                            claimed + timing::kMaxSmSlots, e.sm_count, stream));
-  std::vector<timing::ClockStamp> host(2 * timing::kMaxSmSlots);
-  KVB_CUDA_CHECK(cudaMemcpyAsync(host.data(), stamps, e.stamps.bytes(), cudaMemcpyDeviceToHost, stream));
+  KVB_CUDA_CHECK(timing::launch_clock_probe(mhz + timing::kMaxSmSlots,
+                                            claimed + timing::kMaxSmSlots, kClockProbeNs,
+                                            e.sm_count, stream));
+  std::vector<float> host(2 * timing::kMaxSmSlots);
+  KVB_CUDA_CHECK(cudaMemcpyAsync(host.data(), mhz, e.clock_mhz.bytes(), cudaMemcpyDeviceToHost, stream));
   KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  m.sm_clock_mhz = sm_clock_mhz({host.begin(), host.begin() + timing::kMaxSmSlots},
-                                {host.begin() + timing::kMaxSmSlots, host.end()});
+  m.sm_clock_mhz = median_mhz(std::move(host));
   m.stats = summarize(std::move(samples_us));
   return m;
 }

@@ -28,7 +28,7 @@ struct Measurement {
   Stats stats;                  // per launch, µs
   int launches_per_sample = 1;  // launches in each timed window
   bool converged = false;       // false: the timeout ended sampling before the noise target
-  double sm_clock_mhz = 0;      // effective SM clock over the samples; 0 if unknown
+  double sm_clock_mhz = 0;      // SM clock probed right before and after the samples; 0: unknown
 };
 
 // Throws CudaError on a failed launch or CUDA call.

@@ -34,15 +34,17 @@ __global__ void read_flush_kernel(const uint4* buf, std::size_t words, std::uint
 
 __global__ void empty_kernel() {}
 
-__global__ void clock_stamp_kernel(ClockStamp* stamps, int* claimed) {
+__global__ void clock_probe_kernel(float* mhz, int* claimed, std::uint64_t spin_ns) {
   unsigned smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
   if (threadIdx.x != 0 || smid >= kMaxSmSlots) return;
-  if (atomicCAS(&claimed[smid], 0, 1) != 0) return;  // first block on this SM writes
-  const long long clk = clock64();
-  const std::uint64_t ns = global_ns();
-  stamps[smid].clock = clk;
-  stamps[smid].ns = ns;
+  const bool first = atomicCAS(&claimed[smid], 0, 1) == 0;  // one block per SM reports
+  const long long c0 = clock64();
+  const std::uint64_t t0 = global_ns();
+  std::uint64_t t1 = t0;
+  while (t1 - t0 < spin_ns) t1 = global_ns();
+  const long long c1 = clock64();
+  if (first) mhz[smid] = static_cast<float>(1e3 * static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0));
 }
 
 }  // namespace
@@ -65,10 +67,10 @@ cudaError_t launch_empty(cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-cudaError_t launch_clock_stamp(ClockStamp* stamps, int* claimed, int sm_count,
+cudaError_t launch_clock_probe(float* mhz, int* claimed, std::uint64_t spin_ns, int sm_count,
                                cudaStream_t stream) {
-  // Several blocks per SM so that, in practice, every SM runs one.
-  clock_stamp_kernel<<<4 * sm_count, 32, 0, stream>>>(stamps, claimed);
+  // Several blocks per SM so that, in practice, every SM runs one; they spin concurrently.
+  clock_probe_kernel<<<4 * sm_count, 32, 0, stream>>>(mhz, claimed, spin_ns);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,5 @@
 // Device helpers of the timing engine: the stream-blocking kernel, the read-based L2 flush, an
-// empty kernel (the launch floor) and per-SM clock stamps. Launchers return cudaError_t.
+// empty kernel (the launch floor) and the per-SM clock probe. Launchers return cudaError_t.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,14 +24,13 @@ cudaError_t launch_read_flush(const void* buf,  // [bytes]
 // One thread doing nothing: what a launch costs when the kernel has no work.
 cudaError_t launch_empty(cudaStream_t stream);
 
-// clock64 and %globaltimer (ns) read on one SM; `claimed` must be zeroed before each stamp.
-struct ClockStamp {
-  long long clock;
-  unsigned long long ns;
-};
+// The SM clock right now: on each SM (the first block to reach it), clock64 cycles counted over
+// `spin_ns` of %globaltimer time while the SM is busy spinning, as MHz in mhz[smid]; SMs no block
+// reached keep 0. Busy on purpose: an idle SM's counter may stop while it is clock-gated.
+// `claimed` must be zeroed before each probe.
 inline constexpr int kMaxSmSlots = 1024;  // %smid is below this on every GPU so far
-cudaError_t launch_clock_stamp(ClockStamp* stamps,  // [kMaxSmSlots]
-                               int* claimed,        // [kMaxSmSlots], zeroed
-                               int sm_count, cudaStream_t stream);
+cudaError_t launch_clock_probe(float* mhz,    // [kMaxSmSlots]
+                               int* claimed,  // [kMaxSmSlots], zeroed
+                               std::uint64_t spin_ns, int sm_count, cudaStream_t stream);
 
 }  // namespace kvbench::timing
