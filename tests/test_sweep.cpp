@@ -140,6 +140,12 @@ TEST(SweepErrors, StructureAndSyntax) {
             "t.yaml:3:24: sweeps[0].axes.num_tokens: empty list");
 }
 
+TEST(Sweep, ASweepWithoutAxesIsOneCaseOfDefaults) {
+  const Config c = parse_config("sweeps:\n  - kernel: concat_and_cast_mha_k\n", "t.yaml");
+  ASSERT_EQ(c.cases.size(), 1u);
+  EXPECT_EQ(c.cases[0].num_heads, 128);
+}
+
 TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
   const auto settings_error = [](const std::string& settings) {
     return error_of("settings: {" + settings + "}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n");

@@ -221,7 +221,8 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
         fail(source, sweep["name"], path + ".name", "must not contain commas, quotes or newlines");
   }
 
-  const YAML::Node axes = with_merge_keys(source, sweep["axes"], path + ".axes");
+  const YAML::Node raw_axes = sweep["axes"];
+  const YAML::Node axes = raw_axes ? with_merge_keys(source, raw_axes, path + ".axes") : raw_axes;
   const auto& specs = axes_of(kernel);
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);
