@@ -1,8 +1,14 @@
 // CSV rows: one column list, every row full width, free text quoted.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/csv.hpp"
@@ -52,8 +58,15 @@ Row passed_row() {
   r.stats.median_us = 1.5;
   r.stats.mean_us = 1.25;
   r.stats.rel_stdev = 0.01;
+  r.launches_per_sample = 20;
+  r.converged = true;
+  r.stats.median_ci_rel = 0.002;
   r.gbps = 682.7;
+  r.pct_of_measured_peak = 16.25;
+  r.pct_of_theoretical_peak = 14.2;
+  r.sm_clock_mhz = 1980.4;
   r.device = "NVIDIA H200";
+  r.device_uuid = "GPU-1";
   r.git_sha = "abc";
   return r;
 }
@@ -84,6 +97,40 @@ TEST(Csv, PassedRowHasEveryColumn) {
   EXPECT_EQ(field(line, "gbps"), "682.7");
   EXPECT_EQ(field(line, "swa"), "false");
   EXPECT_EQ(field(line, "device"), "NVIDIA H200");
+  EXPECT_EQ(field(line, "launches_per_sample"), "20");
+  EXPECT_EQ(field(line, "converged"), "true");
+  EXPECT_EQ(field(line, "median_ci_rel"), "0.00200");
+  EXPECT_EQ(field(line, "pct_of_measured_peak"), "16.2");
+  EXPECT_EQ(field(line, "pct_of_theoretical_peak"), "14.2");
+  EXPECT_EQ(field(line, "sm_clock_mhz"), "1980");
+  EXPECT_EQ(field(line, "clock_low"), "false");
+  EXPECT_EQ(field(line, "device_uuid"), "GPU-1");
+  EXPECT_EQ(field(line, "git_dirty"), "false");
+}
+
+TEST(Csv, UnknownPeaksAndClockLeaveTheirColumnsEmpty) {
+  Row r = passed_row();
+  r.pct_of_measured_peak = r.pct_of_theoretical_peak = r.sm_clock_mhz = 0;
+  r.stats.median_ci_rel = std::numeric_limits<double>::infinity();
+  const std::string line = csv_line(r);
+  EXPECT_EQ(field(line, "pct_of_measured_peak"), "");
+  EXPECT_EQ(field(line, "pct_of_theoretical_peak"), "");
+  EXPECT_EQ(field(line, "sm_clock_mhz"), "");
+  EXPECT_EQ(field(line, "median_ci_rel"), "");
+  EXPECT_EQ(field(line, "median_us"), "1.500");
+}
+
+TEST(Csv, KeepsTheColumnsOtherToolsRead) {
+  // kvbench compare (the regression gate) and the README rely on these names.
+  for (const char* name :
+       {"schema_version", "kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim",
+        "rope_dim", "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa",
+        "kv_interleaved", "strides", "slots", "status", "reason", "bytes", "samples", "median_us",
+        "mean_us", "min_us", "max_us", "p10_us", "p90_us", "rel_stdev", "gbps", "device",
+        "pct_of_measured_peak", "pct_of_theoretical_peak", "sm_clock_mhz"}) {
+    const auto& cols = csv_columns();
+    EXPECT_EQ(std::count(cols.begin(), cols.end(), name), 1) << name;
+  }
 }
 
 TEST(Csv, FailedRowIsFullWidthAndQuotesItsReason) {
@@ -115,6 +162,42 @@ TEST(Csv, WriterFlushesEachRowWhole) {
     text << in.rdbuf();
     EXPECT_EQ(text.str(), csv_header() + "\n" + csv_line(passed_row()) + "\n");
   }
+  std::remove(path.c_str());
+}
+
+// A run killed mid-sweep (crash, Ctrl-C) leaves a file whose every line is a whole row: a child
+// process writes rows and dies by SIGKILL without closing anything; the parent reads the file.
+TEST(Csv, KilledWriterLeavesEveryFinishedRowParseable) {
+  const std::string path = ::testing::TempDir() + "/kvbench_killed.csv";
+  std::remove(path.c_str());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    CsvWriter w(path);
+    Row failed = passed_row();
+    failed.timed = false;
+    failed.status = Status::failed;
+    failed.reason = "out of device memory";
+    w.write(passed_row());
+    w.write(failed);
+    w.write(passed_row());
+    raise(SIGKILL);  // no destructor, no close
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], csv_header());
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    EXPECT_EQ(split(lines[i]).size(), csv_columns().size()) << lines[i];
+  EXPECT_EQ(field(lines[2], "status"), "failed");
+  EXPECT_EQ(field(lines[2], "reason"), "out of device memory");
+  EXPECT_EQ(field(lines[2], "median_us"), "");
+  EXPECT_EQ(field(lines[3], "median_us"), "1.500");
   std::remove(path.c_str());
 }
 

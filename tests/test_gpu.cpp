@@ -4,7 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "runtime/calibrate.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/cuda_resources.hpp"
+#include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
+#include "runtime/timer.hpp"
+#include "runtime/timing_kernels.hpp"
 
 namespace kvbench {
 namespace {
@@ -23,8 +29,10 @@ class Gpu : public ::testing::Test {
   void expect_passes(Case c) {
     RunSettings s;
     s.warmup = 1;
-    s.samples = 2;
-    s.graph_launches = 2;
+    s.min_samples = 2;
+    s.min_time_s = 0;
+    s.timeout_s = 0.05;
+    s.launches_per_sample = 2;
     for (auto variant : all_values<Variant>()) {
       c.variant = variant;
       const Row row = run_case(c, s, device_);
@@ -176,6 +184,58 @@ TEST_F(Gpu, UnsupportedDtypePairIsReportedNotRun) {
   EXPECT_EQ(row.status, Status::not_supported);
   EXPECT_NE(row.reason.find("fp8_e4m3->bf16"), std::string::npos) << row.reason;
   EXPECT_FALSE(row.timed);
+}
+
+// Needs no device: the reason a case that ran out of device memory gets in its row.
+TEST(RunnerReasons, OutOfDeviceMemoryIsNamed) {
+  EXPECT_EQ(failure_reason(CudaError(cudaErrorMemoryAllocation, "cudaMalloc(...) failed")),
+            "out of device memory");
+  EXPECT_EQ(failure_reason(CudaError(cudaErrorIllegalAddress, "kernel failed")), "kernel failed");
+}
+
+TEST_F(Gpu, EveryModeTimesAKernelAndReadsTheClock) {
+  const Stream stream;
+  const DeviceDetails d = device_details();
+  for (TimingMode mode : all_values<TimingMode>()) {
+    RunSettings s;
+    s.mode = mode;
+    s.warmup = 2;
+    s.min_samples = 20;
+    s.min_time_s = 0;
+    s.timeout_s = 2;
+    s.launches_per_sample = 4;
+    const Measurement m =
+        measure([](cudaStream_t st) { return timing::launch_empty(st); }, stream.get(), s);
+    EXPECT_GE(m.stats.samples, 20) << to_string(mode);
+    EXPECT_GT(m.stats.median_us, 0.0) << to_string(mode);
+    EXPECT_LT(m.stats.median_us, 100.0) << to_string(mode);  // an empty kernel
+    EXPECT_EQ(m.launches_per_sample, mode == TimingMode::cold ? 1 : 4);
+    EXPECT_GT(m.sm_clock_mhz, 100.0) << to_string(mode);
+    EXPECT_LT(m.sm_clock_mhz, 1.2 * d.max_sm_clock_mhz) << to_string(mode);
+  }
+  EXPECT_FALSE(blocking_kernel_timed_out());
+}
+
+TEST_F(Gpu, AFailingLaunchThrowsAndReleasesTheStream) {
+  const Stream stream;
+  RunSettings s;
+  s.mode = TimingMode::hot;
+  EXPECT_THROW(measure([](cudaStream_t) { return cudaErrorInvalidValue; }, stream.get(), s), CudaError);
+  // The blocking kernel was released: the stream drains well before its timeout.
+  KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  EXPECT_FALSE(blocking_kernel_timed_out());
+}
+
+TEST_F(Gpu, CalibrationIsPlausible) {
+  const DeviceDetails d = device_details();
+  const Calibration c = calibrate(d);
+  EXPECT_GT(c.memcpy_gbps, 100.0);
+  EXPECT_GT(c.copy_kernel_gbps, 100.0);
+  EXPECT_EQ(c.measured_peak_gbps, std::max(c.memcpy_gbps, c.copy_kernel_gbps));
+  if (c.theoretical_peak_gbps > 0) {
+    EXPECT_LT(c.measured_peak_gbps, 1.05 * c.theoretical_peak_gbps);
+  }
+  EXPECT_GE(c.buffer_bytes, std::min(4.0 * static_cast<double>(d.l2_bytes), 256.0 * (1 << 20)));
 }
 
 }  // namespace

@@ -25,8 +25,10 @@ class Planted : public ::testing::Test {
       GTEST_SKIP() << e.what();
     }
     settings_.warmup = 1;
-    settings_.samples = 2;
-    settings_.graph_launches = 2;
+    settings_.min_samples = 2;
+    settings_.min_time_s = 0;
+    settings_.timeout_s = 0.05;
+    settings_.launches_per_sample = 2;
   }
 
   Row run(const Case& c, Bug bug, const ValidationOptions& options = {}) {

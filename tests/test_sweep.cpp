@@ -52,7 +52,7 @@ sweeps:
 
 TEST(Sweep, ConcatDefaultsAndSeveralSweeps) {
   const Config c = parse_config(R"(
-settings: {seed: 7, samples: 3, mode: hot}
+settings: {seed: 7, min_samples: 3, mode: hot, target_noise: 0.01, timeout_s: 2.5, l2_flush: memset}
 sweeps:
   - kernel: concat_and_cast_mha_k
     axes: {num_tokens: 4, out_dtype: [bf16, fp8_e4m3], strides: sglang}
@@ -69,8 +69,12 @@ sweeps:
   EXPECT_EQ(c.cases[0].sweep, "sweep0");
   EXPECT_EQ(c.cases[2].sweep, "sweep1");
   EXPECT_EQ(c.settings.seed, 7u);
-  EXPECT_EQ(c.settings.samples, 3);
+  EXPECT_EQ(c.settings.min_samples, 3);
   EXPECT_EQ(c.settings.mode, TimingMode::hot);
+  EXPECT_EQ(c.settings.target_noise, 0.01);
+  EXPECT_EQ(c.settings.timeout_s, 2.5);
+  EXPECT_EQ(c.settings.l2_flush, L2Flush::memset);
+  EXPECT_EQ(c.settings.min_time_s, RunSettings{}.min_time_s);
   EXPECT_EQ(c.settings.warmup, RunSettings{}.warmup);
 }
 
@@ -150,10 +154,44 @@ TEST(SweepErrors, StructureAndSyntax) {
             "reshape_and_cache_flash)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {num_tokens: []}\n"),
             "t.yaml:3:24: sweeps[0].axes.num_tokens: empty list");
-  EXPECT_EQ(error_of("settings: {samples: -1}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n"),
-            "t.yaml:1:21: settings.samples: expected a positive integer up to 100000, got -1");
-  EXPECT_EQ(error_of("settings: {mode: cold}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n"),
-            "t.yaml:1:18: settings.mode: unknown timing mode 'cold' (expected one of graph, hot)");
+}
+
+TEST(Sweep, ASweepWithoutAxesIsOneCaseOfDefaults) {
+  const Config c = parse_config("sweeps:\n  - kernel: concat_and_cast_mha_k\n", "t.yaml");
+  ASSERT_EQ(c.cases.size(), 1u);
+  EXPECT_EQ(c.cases[0].num_heads, 128);
+}
+
+TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
+  const auto settings_error = [](const std::string& settings) {
+    return error_of("settings: {" + settings + "}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n");
+  };
+  EXPECT_EQ(settings_error("min_samples: 0"),
+            "t.yaml:1:25: settings.min_samples: expected a positive integer up to 1000000, got 0");
+  EXPECT_EQ(settings_error("warmup: -1"),
+            "t.yaml:1:20: settings.warmup: expected a positive integer up to 100000, got -1");
+  EXPECT_EQ(settings_error("mode: warm"),
+            "t.yaml:1:18: settings.mode: unknown timing mode 'warm' (expected one of cold, hot, graph)");
+  EXPECT_EQ(settings_error("l2_flush: evict"),
+            "t.yaml:1:22: settings.l2_flush: unknown l2 flush 'evict' (expected one of read, memset)");
+  EXPECT_EQ(settings_error("timeout_s: -2"),
+            "t.yaml:1:23: settings.timeout_s: expected a number in (0, 3600], got -2");
+  EXPECT_EQ(settings_error("timeout_s: 0"),
+            "t.yaml:1:23: settings.timeout_s: expected a number in (0, 3600], got 0");
+  EXPECT_EQ(settings_error("min_time_s: -0.5"),
+            "t.yaml:1:24: settings.min_time_s: expected a number in [0, 3600], got -0.5");
+  EXPECT_EQ(settings_error("target_noise: 0"),
+            "t.yaml:1:26: settings.target_noise: expected a number in (0, 1], got 0");
+  EXPECT_EQ(settings_error("target_noise: .nan"),
+            "t.yaml:1:26: settings.target_noise: expected a number in (0, 1], got .nan");
+  EXPECT_EQ(settings_error("target_noise: lots"),
+            "t.yaml:1:26: settings.target_noise: expected a number, got 'lots'");
+  EXPECT_EQ(settings_error("launches_per_sample: 513"),
+            "t.yaml:1:33: settings.launches_per_sample: expected a positive integer up to 512, got 513");
+  EXPECT_EQ(settings_error("samples: 3"),
+            "t.yaml:1:12: settings.samples: unknown key (expected one of seed, mode, warmup, "
+            "min_samples, min_time_s, target_noise, timeout_s, launches_per_sample, l2_flush)");
+  EXPECT_EQ(settings_error("min_time_s: 0"), "<no error>");  // zero: no minimum
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {strides: sglang}\n"),
             "t.yaml:3:21: sweeps[0].axes.strides: 'sglang' strides apply to "
             "concat_and_cast_mha_k only");

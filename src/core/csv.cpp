@@ -1,5 +1,6 @@
 #include "core/csv.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,9 @@ std::string fixed(double v, int digits) {
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
+
+// Columns from `samples` to `clock_low`, empty in rows that were not timed.
+constexpr std::size_t kTimingColumns = 16;
 
 }  // namespace
 
@@ -52,9 +56,12 @@ const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = [] {
     std::vector<std::string> v = {"schema_version"};
     for (const auto& c : case_columns()) v.push_back(c);
-    for (const char* c : {"status", "reason", "mismatches", "written_tokens", "bytes", "mode",
-                          "samples", "median_us", "mean_us", "min_us", "max_us", "p10_us",
-                          "p90_us", "rel_stdev", "gbps", "device", "git_sha"})
+    for (const char* c :
+         {"status", "reason", "mismatches", "written_tokens", "bytes", "mode", "samples",
+          "launches_per_sample", "converged", "median_us", "mean_us", "min_us", "max_us", "p10_us",
+          "p90_us", "rel_stdev", "median_ci_rel", "gbps", "pct_of_measured_peak",
+          "pct_of_theoretical_peak", "sm_clock_mhz", "clock_low", "device", "device_uuid",
+          "git_sha", "git_dirty"})
       v.emplace_back(c);
     return v;
   }();
@@ -77,16 +84,34 @@ std::string csv_line(const Row& r) {
     f.push_back(std::move(v));
   if (r.timed) {
     const Stats& s = r.stats;
-    for (auto v : {std::to_string(s.samples), fixed(s.median_us, 3), fixed(s.mean_us, 3),
-                   fixed(s.min_us, 3), fixed(s.max_us, 3), fixed(s.p10_us, 3), fixed(s.p90_us, 3),
-                   fixed(s.rel_stdev, 5), fixed(r.gbps, 1)})
+    const auto known = [](double v, int digits) { return v > 0 ? fixed(v, digits) : std::string(); };
+    for (auto v : {std::to_string(s.samples), std::to_string(r.launches_per_sample),
+                   std::string(r.converged ? "true" : "false"), fixed(s.median_us, 3),
+                   fixed(s.mean_us, 3), fixed(s.min_us, 3), fixed(s.max_us, 3), fixed(s.p10_us, 3),
+                   fixed(s.p90_us, 3), fixed(s.rel_stdev, 5),
+                   std::isfinite(s.median_ci_rel) ? fixed(s.median_ci_rel, 5) : std::string(),
+                   fixed(r.gbps, 1), known(r.pct_of_measured_peak, 1),
+                   known(r.pct_of_theoretical_peak, 1), known(r.sm_clock_mhz, 0),
+                   std::string(r.clock_low ? "true" : "false")})
       f.push_back(v);
   } else {
-    f.resize(f.size() + 9);  // timing columns stay empty for untimed rows
+    f.resize(f.size() + kTimingColumns);  // timing columns stay empty for untimed rows
   }
   f.push_back(quoted(r.device));
+  f.push_back(r.device_uuid);
   f.push_back(r.git_sha);
+  f.push_back(r.git_dirty ? "true" : "false");
   return join_csv(f);
+}
+
+void add_derived(Row& r, double measured_peak_gbps, double theoretical_peak_gbps,
+                 double max_sm_clock_mhz) {
+  if (!r.timed) return;
+  r.gbps = r.stats.median_us > 0 ? static_cast<double>(r.bytes) / r.stats.median_us / 1e3 : 0;
+  r.pct_of_measured_peak = measured_peak_gbps > 0 ? 100 * r.gbps / measured_peak_gbps : 0;
+  r.pct_of_theoretical_peak = theoretical_peak_gbps > 0 ? 100 * r.gbps / theoretical_peak_gbps : 0;
+  r.clock_low = max_sm_clock_mhz > 0 && r.sm_clock_mhz > 0 &&
+                r.sm_clock_mhz < kClockLowFraction * max_sm_clock_mhz;
 }
 
 CsvWriter::CsvWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {

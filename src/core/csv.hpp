@@ -24,10 +24,26 @@ struct Row {
   std::string mode;               // timing mode; empty when not timed
   bool timed = false;
   Stats stats;
+  int launches_per_sample = 0;    // launches per timed window
+  bool converged = false;         // the noise target was met before the timeout
   double gbps = 0;                // bytes / median time
+  double pct_of_measured_peak = 0;     // gbps / calibrated copy bandwidth; 0: unknown
+  double pct_of_theoretical_peak = 0;  // gbps / memory clock x bus width; 0: unknown
+  double sm_clock_mhz = 0;        // effective SM clock while sampling; 0: unknown
+  bool clock_low = false;         // sm_clock_mhz below kClockLowFraction of the device's maximum
   std::string device;
+  std::string device_uuid;
   std::string git_sha;
+  bool git_dirty = false;         // the build had uncommitted changes
 };
+
+// A case whose SM clock averaged below this fraction of the maximum ran throttled.
+inline constexpr double kClockLowFraction = 0.9;
+
+// Fills the derived columns of a timed row: gbps, the two percentages of peak (a peak of 0 means
+// unknown and leaves its percentage 0) and clock_low (a max clock of 0 means unknown).
+void add_derived(Row& row, double measured_peak_gbps, double theoretical_peak_gbps,
+                 double max_sm_clock_mhz);
 
 // The columns that identify a case (also `kvbench list --format csv`), and their values.
 const std::vector<std::string>& case_columns();

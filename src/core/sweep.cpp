@@ -158,29 +158,49 @@ YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map, con
   return out;
 }
 
+// A number in (lo, hi], or [lo, hi] when `lo_inclusive`.
+double number_in(const std::string& source, const YAML::Node& n, const std::string& path, double lo,
+                 bool lo_inclusive, double hi) {
+  double v = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v))
+    fail(source, n, path, "expected a number, got '" + scalar_text(n) + "'");
+  const bool ok = (lo_inclusive ? v >= lo : v > lo) && v <= hi;  // false for NaN
+  if (!ok) {
+    std::ostringstream range;
+    range << (lo_inclusive ? "[" : "(") << lo << ", " << hi << "]";
+    fail(source, n, path, "expected a number in " + range.str() + ", got " + n.Scalar());
+  }
+  return v;
+}
+
 RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   RunSettings s;
   if (!n) return s;
   if (!n.IsMap()) fail(source, n, "settings", "expected a mapping");
-  check_keys(source, n, "settings", {"seed", "warmup", "samples", "graph_launches", "mode"});
+  check_keys(source, n, "settings",
+             {"seed", "mode", "warmup", "min_samples", "min_time_s", "target_noise", "timeout_s",
+              "launches_per_sample", "l2_flush"});
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
     if (!v.IsScalar() || !YAML::convert<std::uint64_t>::decode(v, s.seed))
       fail(source, v, "settings.seed", "expected a non-negative integer, got '" + scalar_text(v) + "'");
   }
-  if (n["warmup"]) s.warmup = static_cast<int>(positive_int(source, n["warmup"], "settings.warmup", 100000));
-  if (n["samples"]) s.samples = static_cast<int>(positive_int(source, n["samples"], "settings.samples", 100000));
-  if (n["graph_launches"])
-    s.graph_launches =
-        static_cast<int>(positive_int(source, n["graph_launches"], "settings.graph_launches", 10000));
-  if (n["mode"]) {
-    const YAML::Node v = n["mode"];
-    try {
-      s.mode = timing_mode_from_string(scalar_text(v));
-    } catch (const std::invalid_argument& e) {
-      fail(source, v, "settings.mode", e.what());
-    }
-  }
+  if (n["mode"]) s.mode = enum_value<TimingMode>(source, n["mode"], "settings.mode");
+  if (n["l2_flush"]) s.l2_flush = enum_value<L2Flush>(source, n["l2_flush"], "settings.l2_flush");
+  if (n["warmup"])
+    s.warmup = static_cast<int>(positive_int(source, n["warmup"], "settings.warmup", kMaxWarmup));
+  if (n["min_samples"])
+    s.min_samples =
+        static_cast<int>(positive_int(source, n["min_samples"], "settings.min_samples", kMaxMinSamples));
+  if (n["launches_per_sample"])
+    s.launches_per_sample = static_cast<int>(positive_int(
+        source, n["launches_per_sample"], "settings.launches_per_sample", kMaxLaunchesPerSample));
+  if (n["min_time_s"])
+    s.min_time_s = number_in(source, n["min_time_s"], "settings.min_time_s", 0, true, kMaxTimeoutS);
+  if (n["target_noise"])
+    s.target_noise = number_in(source, n["target_noise"], "settings.target_noise", 0, false, 1);
+  if (n["timeout_s"])
+    s.timeout_s = number_in(source, n["timeout_s"], "settings.timeout_s", 0, false, kMaxTimeoutS);
   return s;
 }
 
@@ -203,7 +223,8 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
         fail(source, sweep["name"], path + ".name", "must not contain commas, quotes or newlines");
   }
 
-  const YAML::Node axes = with_merge_keys(source, sweep["axes"], path + ".axes");
+  const YAML::Node raw_axes = sweep["axes"];
+  const YAML::Node axes = raw_axes ? with_merge_keys(source, raw_axes, path + ".axes") : raw_axes;
   const auto& specs = axes_of(kernel);
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);
@@ -214,7 +235,8 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   std::vector<std::vector<YAML::Node>> values(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const std::string apath = path + ".axes." + specs[i].name;
-    const YAML::Node v = axes ? axes[specs[i].name] : YAML::Node();
+    if (!axes) continue;  // a sweep without axes is one case of defaults
+    const YAML::Node v = axes[specs[i].name];
     if (!v) continue;
     if (v.IsSequence()) {
       if (v.size() == 0) fail(source, v, apath, "empty list");
@@ -249,15 +271,6 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
 }
 
 }  // namespace
-
-std::string_view to_string(TimingMode m) { return m == TimingMode::graph ? "graph" : "hot"; }
-
-TimingMode timing_mode_from_string(std::string_view text) {
-  if (text == "graph") return TimingMode::graph;
-  if (text == "hot") return TimingMode::hot;
-  throw std::invalid_argument("unknown timing mode '" + std::string(text) +
-                              "' (expected one of graph, hot)");
-}
 
 const std::vector<std::string>& axis_names(Kernel k) {
   static const auto names_of = [](Kernel kk) {

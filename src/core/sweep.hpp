@@ -1,7 +1,7 @@
 // YAML sweep files -> run settings and the expanded list of cases. Pure: no CUDA.
 //
 // Format (README.md has the full list of axes and defaults):
-//   settings: {seed: 1, warmup: 10, samples: 30, mode: graph}   # optional
+//   settings: {seed: 1, mode: graph, min_samples: 10, target_noise: 0.005}   # optional
 //   sweeps:
 //     - name: llama_decode
 //       kernel: reshape_and_cache_flash
@@ -25,17 +25,29 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class TimingMode { graph, hot };
-std::string_view to_string(TimingMode m);
-TimingMode timing_mode_from_string(std::string_view text);  // throws std::invalid_argument
-
+// Timing settings (docs/measurement.md). Sampling is adaptive: after `warmup` untimed samples it
+// takes samples until there are at least `min_samples`, their timed windows add up to at least
+// `min_time_s`, and the 95% confidence interval of the median is within `target_noise` of it;
+// or until `timeout_s` of wall-clock time has passed (then the row says converged=false).
 struct RunSettings {
   std::uint64_t seed = 1;
-  int warmup = 10;        // untimed launches (graph replays in graph mode) before sampling
-  int samples = 30;       // timed samples; the median is reported
-  int graph_launches = 20;  // launches captured per graph in graph mode
   TimingMode mode = TimingMode::graph;
+  int warmup = 10;               // untimed samples before sampling
+  int min_samples = 10;          // timed samples, at least
+  double min_time_s = 0.01;      // sum of the timed windows (GPU time), at least; 0: no minimum
+  double target_noise = 0.005;   // relative half-width of the median's 95% CI to stop at
+  double timeout_s = 5;          // wall-clock limit on one case's sampling
+  int launches_per_sample = 20;  // hot and graph: launches per timed window (cold: always 1)
+  L2Flush l2_flush = L2Flush::read;  // how cold mode empties L2
 };
+
+// Limits shared by the YAML keys and the CLI flags.
+inline constexpr int kMaxWarmup = 100000;
+inline constexpr int kMaxMinSamples = 1000000;
+// Launches enqueued behind the blocking kernel must fit the driver's launch queue (about 1024
+// entries), or the host would stall before releasing it.
+inline constexpr int kMaxLaunchesPerSample = 512;
+inline constexpr double kMaxTimeoutS = 3600;
 
 struct Config {
   RunSettings settings;

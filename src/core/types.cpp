@@ -98,6 +98,23 @@ struct Names<Verdict> {
       {Verdict::incorrect, "incorrect"},
   }};
 };
+template <>
+struct Names<TimingMode> {
+  static constexpr std::string_view kind = "timing mode";
+  static constexpr std::array<std::pair<TimingMode, std::string_view>, 3> table{{
+      {TimingMode::cold, "cold"},
+      {TimingMode::hot, "hot"},
+      {TimingMode::graph, "graph"},
+  }};
+};
+template <>
+struct Names<L2Flush> {
+  static constexpr std::string_view kind = "l2 flush";
+  static constexpr std::array<std::pair<L2Flush, std::string_view>, 2> table{{
+      {L2Flush::read, "read"},
+      {L2Flush::memset, "memset"},
+  }};
+};
 
 template <>
 struct Names<Inject> {
@@ -134,6 +151,8 @@ std::string_view to_string(StrideMode v) { return name_of(v); }
 std::string_view to_string(Status v) { return name_of(v); }
 std::string_view to_string(Verdict v) { return name_of(v); }
 std::string_view to_string(Inject v) { return name_of(v); }
+std::string_view to_string(TimingMode v) { return name_of(v); }
+std::string_view to_string(L2Flush v) { return name_of(v); }
 
 template <class E>
 std::string joined_names() {
@@ -177,6 +196,8 @@ KVBENCH_INSTANTIATE(StrideMode)
 KVBENCH_INSTANTIATE(Status)
 KVBENCH_INSTANTIATE(Verdict)
 KVBENCH_INSTANTIATE(Inject)
+KVBENCH_INSTANTIATE(TimingMode)
+KVBENCH_INSTANTIATE(L2Flush)
 #undef KVBENCH_INSTANTIATE
 
 std::size_t size_of(DType t) {

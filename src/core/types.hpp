@@ -42,6 +42,12 @@ enum class Inject {
 enum class Status { passed, incorrect, rejected, not_supported, failed };
 // The regression gate's judgement of one case, current run against baseline (core/gate.hpp).
 enum class Verdict { same, faster, slower, unknown, missing, added, incorrect };
+// How a case is timed (docs/measurement.md). cold: L2 flushed before each sample, one launch;
+// hot: back-to-back launches; graph: launches captured in a CUDA graph, timed per replay.
+enum class TimingMode { cold, hot, graph };
+// How cold mode empties L2: read a 2x-L2 buffer (leaves clean lines) or memset it (leaves dirty
+// lines whose write-backs land in the timed kernel; kept for comparison).
+enum class L2Flush { read, memset };
 
 std::string_view to_string(DType v);
 std::string_view to_string(Kernel v);
@@ -53,6 +59,8 @@ std::string_view to_string(StrideMode v);
 std::string_view to_string(Status v);
 std::string_view to_string(Verdict v);
 std::string_view to_string(Inject v);
+std::string_view to_string(TimingMode v);
+std::string_view to_string(L2Flush v);
 
 // from_string<E>("bf16") -> E; throws std::invalid_argument("unknown dtype 'x' (expected one of
 // f32, f16, ...)").

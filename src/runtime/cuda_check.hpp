@@ -24,6 +24,11 @@ inline void cuda_check(cudaError_t err, const char* call, const char* file, int 
                            ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
+// The `reason` of a case that a CUDA error ended: out-of-memory gets a fixed, greppable text.
+inline std::string failure_reason(const CudaError& e) {
+  return e.code() == cudaErrorMemoryAllocation ? "out of device memory" : e.what();
+}
+
 }  // namespace kvbench
 
 #define KVB_CUDA_CHECK(call) ::kvbench::cuda_check((call), #call, __FILE__, __LINE__)

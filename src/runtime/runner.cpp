@@ -19,6 +19,7 @@
 #include "reference/reference.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
+#include "core/metadata.hpp"
 #include "runtime/timer.hpp"
 
 namespace kvbench {
@@ -98,7 +99,11 @@ Bytes launch_and_compare(const Launch& launch, const DeviceBuffer& out, const By
 
 // Times a launch that passed validation.
 void time_launch(const Launch& launch, cudaStream_t stream, const RunSettings& settings, Row& row) {
-  row.stats = measure(launch, stream, settings);
+  const Measurement m = measure(launch, stream, settings);
+  row.stats = m.stats;
+  row.launches_per_sample = m.launches_per_sample;
+  row.converged = m.converged;
+  row.sm_clock_mhz = m.sm_clock_mhz;
   row.timed = true;
   row.mode = std::string(to_string(settings.mode));
   row.gbps = row.stats.median_us > 0 ? static_cast<double>(row.bytes) / row.stats.median_us / 1e3 : 0;
@@ -373,6 +378,7 @@ DeviceInfo open_device() {
   info.name = prop.name;
   info.sm_count = prop.multiProcessorCount;
   info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  info.uuid = format_uuid(prop.uuid.bytes);
   return info;
 }
 
@@ -381,7 +387,9 @@ Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& devic
   Row row;
   row.c = c;
   row.device = device.name;
+  row.device_uuid = device.uuid;
   row.git_sha = kGitSha;
+  row.git_dirty = kGitDirty;
   const std::uint64_t seed = case_seed(c, settings.seed);
   try {
     if (c.kernel == Kernel::concat_mla_k)
@@ -391,7 +399,7 @@ Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& devic
   } catch (const CudaError& e) {
     row.status = Status::failed;
     row.timed = false;
-    row.reason = e.code() == cudaErrorMemoryAllocation ? "out of device memory" : e.what();
+    row.reason = failure_reason(e);
     cudaGetLastError();  // clear a non-sticky error; ensure_device_usable() finds sticky ones
   } catch (const std::bad_alloc&) {
     row.status = Status::failed;

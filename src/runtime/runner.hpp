@@ -25,6 +25,7 @@ struct DeviceInfo {
   std::string name;
   int sm_count = 0;
   std::size_t l2_bytes = 0;
+  std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it
 };
 
 // Selects device 0. Throws NoDeviceError ("no CUDA device: ...") when there is none.

@@ -1,0 +1,103 @@
+#include "core/metadata.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <ctime>
+
+namespace kvbench {
+namespace {
+
+nlohmann::ordered_json stats_json(const Stats& s) {
+  return {{"samples", s.samples},   {"median_us", s.median_us}, {"mean_us", s.mean_us},
+          {"min_us", s.min_us},     {"max_us", s.max_us},       {"p10_us", s.p10_us},
+          {"p90_us", s.p90_us},     {"rel_stdev", s.rel_stdev}};
+}
+
+}  // namespace
+
+std::string metadata_to_json(const RunMetadata& m) {
+  using J = nlohmann::ordered_json;
+  const RunSettings& s = m.settings;
+  const DeviceDetails& d = m.device;
+  J floor = J::object();
+  for (const auto& f : m.launch_floor) {
+    J e = stats_json(f.stats);
+    e["launches_per_sample"] = f.launches_per_sample;
+    floor[std::string(to_string(f.mode))] = e;
+  }
+  J j = {
+      {"kvbench_version", m.kvbench_version},
+      {"git_sha", m.git_sha},
+      {"git_dirty", m.git_dirty},
+      {"host", m.host},
+      {"started_at", m.started_at},
+      {"finished_at", m.finished_at.empty() ? J(nullptr) : J(m.finished_at)},
+      {"config", {{"path", m.config_path}, {"fnv1a64", m.config_fnv1a64}}},
+      {"csv", m.csv_path},
+      {"settings",
+       {{"seed", s.seed},
+        {"mode", std::string(to_string(s.mode))},
+        {"warmup", s.warmup},
+        {"min_samples", s.min_samples},
+        {"min_time_s", s.min_time_s},
+        {"target_noise", s.target_noise},
+        {"timeout_s", s.timeout_s},
+        {"launches_per_sample", s.launches_per_sample},
+        {"l2_flush", std::string(to_string(s.l2_flush))}}},
+      {"device",
+       {{"name", d.name},
+        {"uuid", d.uuid},
+        {"compute_capability", d.compute_capability},
+        {"sm_count", d.sm_count},
+        {"l2_bytes", d.l2_bytes},
+        {"global_memory_bytes", d.global_memory_bytes},
+        {"max_sm_clock_mhz", d.max_sm_clock_mhz},
+        {"memory_clock_mhz", d.memory_clock_mhz},
+        {"bus_width_bits", d.bus_width_bits},
+        {"driver_version", d.driver_version},
+        {"cuda_driver_version", d.cuda_driver_version},
+        {"cuda_runtime_version", d.cuda_runtime_version}}},
+      {"calibration", J::parse(calibration_to_json(m.calibration))},
+      // Also at the top level, where scripts/plot.py looks for its roofline lines.
+      {"measured_peak_gbps", m.calibration.measured_peak_gbps},
+      {"theoretical_peak_gbps", m.calibration.theoretical_peak_gbps},
+      {"launch_floor_us", floor},
+      {"cases", m.cases},
+      {"selected_cases", m.selected_cases},
+      {"cases_done", m.cases_done},
+      {"cases_failed", m.cases_failed},
+      {"blocking_kernel_timed_out", m.blocking_kernel_timed_out},
+  };
+  return j.dump(2) + "\n";
+}
+
+std::string format_uuid(const char* b) {
+  std::string out = "GPU-";
+  char hex[3];
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(b[i]));
+    out += hex;
+  }
+  return out;
+}
+
+std::string fnv1a64_hex(const std::string& bytes) {
+  std::uint64_t h = 0xCBF29CE484222325ull;
+  for (char ch : bytes) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001B3ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,16 @@
+// The progress line `kvbench run` keeps on stderr when it is a terminal. Pure.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace kvbench {
+
+// "1h02m", "3m05s", "42s".
+std::string format_duration(double seconds);
+
+// "[3/40] 12s elapsed, ETA 2m28s": the ETA assumes the remaining cases take as long as the
+// finished ones did on average; "ETA ?" before any case has finished.
+std::string progress_line(std::size_t done, std::size_t total, double elapsed_s);
+
+}  // namespace kvbench
