@@ -225,6 +225,11 @@ TEST(ReferenceConvert, NanPolicyMatchesTheDevice) {
   std::uint32_t wide_bits = 0;
   std::memcpy(&wide_bits, &wide, 4);
   EXPECT_EQ(wide_bits, 0xFFC10000u);
+  // f16 -> fp32 does not: the device's cvt.f32.f16 returns the canonical NaN.
+  const std::uint16_t h_nan = 0x7C01;
+  convert(DType::f16, &h_nan, DType::f32, &wide);
+  std::memcpy(&wide_bits, &wide, 4);
+  EXPECT_EQ(wide_bits, 0x7FFFFFFFu);
 }
 
 TEST(ReferenceConvert, BulkConvertMatchesScalar) {

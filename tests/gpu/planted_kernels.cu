@@ -58,7 +58,8 @@ __global__ void planted_cache_write(kernels::CacheWriteArgs a, Bug bug) {
       if (s < 0) return;
     }
   }
-  if (s == a.skip_slot && bug != Bug::skip_slot_written) return;
+  // skip_slot is -1 when unused: compare only real slots, or padding tokens would stop here.
+  if (s >= 0 && s == a.skip_slot && bug != Bug::skip_slot_written) return;
   if (bug == Bug::slot_off_by_one) ++s;
   // Division truncates toward zero, so slot -1 gives block 0, offset -1: just before the cache.
   const std::int64_t b = s / a.block_size, o = s % a.block_size;
