@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Markdown report of a `kvbench run configs/perf.yaml` CSV: per-shape tables (µs and % of the
+measured copy peak, seed_port beside optimized) and issue 6's targets with their worst cases.
+
+usage: scripts/perf_report.py results/h200/perf.csv [--peers]   (reads <csv>.json beside it)
+
+"large" = logical bytes at least 4x the L2 size (the sidecar's device.l2_bytes, else 60 MiB).
+--peers adds the best CUDA/Triton peer times of ../shared/docs/GPU.md for the T <= 128 check.
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+
+AXES = ["sweep", "num_heads", "head_dim", "rope_dim", "block_size", "in_dtype", "out_dtype",
+        "layout", "scale", "swa", "strides"]
+DECODE_PREFILL = ["1", "16", "128", "1024", "8192", "32768", "65536", "131072"]
+
+# Best peer µs per case in GPU.md (H200, CUDA graphs, same shapes), T <= 128 only.
+PEERS = {
+    ("concat_and_cast_mha_k", "128", "bf16", "bf16", "1"): 1.83,   # SGLang concat_mla_k
+    ("concat_and_cast_mha_k", "128", "bf16", "bf16", "16"): 2.20,  # seed Triton
+    ("concat_and_cast_mha_k", "128", "bf16", "bf16", "128"): 2.98,  # seed Triton
+    ("reshape_and_cache_flash", "8:128", "bf16", "bf16", "1"): 1.36,  # seed Triton
+    ("reshape_and_cache_flash", "8:128", "bf16", "bf16", "128"): 1.54,
+    ("reshape_and_cache_flash", "32:128", "bf16", "bf16", "1"): 1.38,
+    ("reshape_and_cache_flash", "32:128", "bf16", "bf16", "128"): 2.18,
+    ("reshape_and_cache_flash", "1:576", "bf16", "bf16", "1"): 1.36,
+    ("reshape_and_cache_flash", "1:576", "bf16", "bf16", "128"): 1.52,
+    ("reshape_and_cache_flash", "8:80", "f16", "f16", "1"): 1.35,
+    ("reshape_and_cache_flash", "8:80", "f16", "f16", "128"): 1.52,
+}
+
+
+def peer_key(r):
+    shape = r["num_heads"] if r["kernel"].startswith("concat") else f"{r['num_heads']}:{r['head_dim']}"
+    return (r["kernel"], shape, r["in_dtype"], r["out_dtype"], r["num_tokens"])
+
+
+def shape_name(r):
+    if r["kernel"].startswith("concat"):
+        s = f"concat H={r['num_heads']} {r['in_dtype']}->{r['out_dtype']} {r['strides']}"
+    else:
+        s = (f"cache H={r['num_heads']} D={r['head_dim']} BS={r['block_size']} "
+             f"{r['in_dtype']}->{r['out_dtype']} {r['layout']}")
+        if r["scale"] != "none":
+            s += f" scale={r['scale']}"
+        if r["swa"] == "true":
+            s += " swa"
+    return s
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--peers", action="store_true")
+    args = ap.parse_args()
+    with open(args.csv, newline="") as f:
+        rows = [r for r in csv.DictReader(f)]
+    meta = {}
+    if os.path.exists(args.csv + ".json"):
+        with open(args.csv + ".json") as f:
+            meta = json.load(f)
+    l2 = float(meta.get("device", {}).get("l2_bytes", 60 * 2**20))
+    floor = meta.get("launch_floor_us", {}).get("graph", {}).get("median_us")
+    peak = meta.get("measured_peak_gbps")
+
+    bad = [r for r in rows if r["status"] != "passed"]
+    print(f"{len(rows)} rows, {len(rows) - len(bad)} passed; measured copy peak {peak:.0f} GB/s; "
+          f"graph-mode launch floor {floor:.2f} us\n" if peak and floor else f"{len(rows)} rows\n")
+
+    # Per-shape tables: one row per shape, one column per token count: seed_port / optimized.
+    shapes = {}
+    for r in rows:
+        if r["status"] == "passed":
+            shapes.setdefault(shape_name(r), {}).setdefault(r["num_tokens"], {})[r["variant"]] = r
+    for kernel in ["concat", "cache"]:
+        ts = [t for t in DECODE_PREFILL if any(t in v for k, v in shapes.items() if k.startswith(kernel))]
+        print(f"| {kernel}: µs seed_port → optimized (% of copy peak) | " + " | ".join(f"T={t}" for t in ts) + " |")
+        print("|---|" + "---|" * len(ts))
+        for name in sorted(k for k in shapes if k.startswith(kernel)):
+            cells = []
+            for t in ts:
+                v = shapes[name].get(t, {})
+                if "seed_port" in v and "optimized" in v:
+                    o = v["optimized"]
+                    cells.append(f"{float(v['seed_port']['median_us']):.1f} → **{float(o['median_us']):.2f}** "
+                                 f"({float(o['pct_of_measured_peak']):.0f}%)")
+                else:
+                    cells.append("")
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        print()
+
+    # Targets.
+    opt = [r for r in rows if r["variant"] == "optimized" and r["status"] == "passed"]
+    print("| target | cases | worst case | value | holds |")
+    print("|---|---|---|---|---|")
+    for kernel, goal in [("concat_and_cast_mha_k", 95.0), ("reshape_and_cache_flash", 93.0)]:
+        large = [r for r in opt if r["kernel"] == kernel and float(r["bytes"]) >= 4 * l2]
+        if large:
+            w = min(large, key=lambda r: float(r["pct_of_measured_peak"]))
+            holds = sum(float(r["pct_of_measured_peak"]) >= goal for r in large)
+            print(f"| {kernel} large ≥ {goal:.0f}% of copy peak | {holds}/{len(large)} hold | "
+                  f"{shape_name(w)} T={w['num_tokens']} | {float(w['pct_of_measured_peak']):.1f}% | "
+                  f"{'yes' if holds == len(large) else 'no'} |")
+    small = [r for r in opt if int(r["num_tokens"]) <= 128]
+    if floor and small:
+        over = [r for r in small if float(r["median_us"]) > floor + 0.5]
+        w = max(small, key=lambda r: float(r["median_us"]) - floor)
+        print(f"| T ≤ 128 within 0.5 µs of the launch floor ({floor:.2f} µs) | "
+              f"{len(small) - len(over)}/{len(small)} hold | {shape_name(w)} T={w['num_tokens']} | "
+              f"{float(w['median_us']):.2f} µs | {'yes' if not over else 'no'} |")
+    if args.peers:
+        checked = [(r, PEERS[peer_key(r)]) for r in small
+                   if peer_key(r) in PEERS and r["strides"] == "contiguous" and r["layout"] == "nhd"
+                   and r["swa"] == "false" and r["scale"] == "none" and r["block_size"] in ("16", "64")]
+        if checked:
+            w = max(checked, key=lambda rp: float(rp[0]["median_us"]) / rp[1])
+            ok = sum(float(r["median_us"]) <= p for r, p in checked)
+            print(f"| T ≤ 128 at or below the best peer (GPU.md) | {ok}/{len(checked)} hold | "
+                  f"{shape_name(w[0])} T={w[0]['num_tokens']} | {float(w[0]['median_us']):.2f} vs "
+                  f"{w[1]:.2f} µs | {'yes' if ok == len(checked) else 'no'} |")
+    pairs = {}
+    for r in rows:
+        if r["status"] == "passed":
+            pairs.setdefault(tuple(r[c] for c in AXES + ["num_tokens"]), {})[r["variant"]] = r
+    ratios = [(float(v["optimized"]["median_us"]) / float(v["seed_port"]["median_us"]), v["optimized"])
+              for v in pairs.values() if "optimized" in v and "seed_port" in v]
+    if ratios:
+        worst, r = max(ratios, key=lambda x: x[0])
+        print(f"| optimized never slower than seed_port | {sum(x <= 1.0 for x, _ in ratios)}/{len(ratios)} hold | "
+              f"{shape_name(r)} T={r['num_tokens']} | {worst:.2f}x seed_port's time | "
+              f"{'yes' if worst <= 1.0 else 'no'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
