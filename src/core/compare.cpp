@@ -36,18 +36,4 @@ CompareResult compare_bitwise(const void* expected, const void* actual, std::int
   return r;
 }
 
-std::string describe_mismatches(const CompareResult& r, std::int64_t elems, std::size_t elem_size) {
-  std::string out = std::to_string(r.count) + " of " + std::to_string(elems) + " elements differ";
-  const int width = static_cast<int>(2 * elem_size);
-  for (std::size_t i = 0; i < r.first.size(); ++i) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%s[%lld] expected 0x%0*llx got 0x%0*llx", i ? "; " : "; first: ",
-                  static_cast<long long>(r.first[i].index), width,
-                  static_cast<unsigned long long>(r.first[i].expected), width,
-                  static_cast<unsigned long long>(r.first[i].actual));
-    out += buf;
-  }
-  return out;
-}
-
 }  // namespace kvbench

@@ -21,7 +21,4 @@ struct CompareResult {
 CompareResult compare_bitwise(const void* expected, const void* actual, std::int64_t elems,
                               std::size_t elem_size, std::size_t max_report = 4);
 
-// "3 of 4096 elements differ; first: [17] expected 0x3f80 got 0x0000, ..."
-std::string describe_mismatches(const CompareResult& r, std::int64_t elems, std::size_t elem_size);
-
 }  // namespace kvbench
