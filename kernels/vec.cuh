@@ -36,51 +36,12 @@ __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
   *reinterpret_cast<Vec<T, N>*>(p) = v;
 }
 
-// Two fp32 values rounded into Out at once: the paired cvt instructions (e4m3x2, e5m2x2,
-// bf16x2, f16x2) round each half exactly as the single conversion does, in half the
-// instructions. `lo` lands in the lower element, as the scalar from_float() would place it.
-template <class Out>
-__device__ __forceinline__ void from_float2(float lo, float hi, Out& out_lo, Out& out_hi) {
-  if constexpr (std::is_same_v<Out, fp8_e4m3_t> || std::is_same_v<Out, fp8_e5m2_t>) {
-    constexpr __nv_fp8_interpretation_t kind =
-        std::is_same_v<Out, fp8_e4m3_t> ? __NV_E4M3 : __NV_E5M2;
-    const __nv_fp8x2_storage_t pair =
-        __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, kind);
-    out_lo.bits = static_cast<std::uint8_t>(pair & 0xFF);
-    out_hi.bits = static_cast<std::uint8_t>(pair >> 8);
-  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
-    const __nv_bfloat162 pair = __float22bfloat162_rn(make_float2(lo, hi));
-    out_lo = pair.x;
-    out_hi = pair.y;
-  } else if constexpr (std::is_same_v<Out, __half>) {
-    const __half2 pair = __float22half2_rn(make_float2(lo, hi));
-    out_lo = pair.x;
-    out_hi = pair.y;
-  } else {
-    out_lo = from_float<Out>(lo);
-    out_hi = from_float<Out>(hi);
-  }
-}
-
 // cast() of every element; with a scale, each element is divided first (IEEE, one rounding).
 template <class Out, class In, int N>
 __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, bool scaled = false,
                                                 float scale = 1.0f) {
-  if constexpr (std::is_same_v<In, Out>) {
-    if (!scaled) return x;  // a copy keeps the bits
-  }
   Vec<Out, N> y;
-  if constexpr (N % 2 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 2) {
-      float lo = to_float(x.v[i]), hi = to_float(x.v[i + 1]);
-      if (scaled) {
-        lo = __fdiv_rn(lo, scale);
-        hi = __fdiv_rn(hi, scale);
-      }
-      from_float2<Out>(lo, hi, y.v[i], y.v[i + 1]);
-    }
-  } else if (!scaled) {
+  if (!scaled) {
 #pragma unroll
     for (int i = 0; i < N; ++i) y.v[i] = cast<Out>(x.v[i]);
   } else {
