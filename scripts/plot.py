@@ -167,7 +167,7 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
         for ax in list(axes.flat)[n:]:
             ax.axis("off")
         fig.suptitle(f"{kernel}: bandwidth (logical bytes / median time)", fontsize=11)
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 0.97))  # leave room for the suptitle
         path = out_path(out_dir, os.path.dirname(csv_paths[0]),
                         f"{stem(csv_paths[0])}_bandwidth_{kernel}.png")
         fig.savefig(path, dpi=110)
