@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CPU test of scripts/plot.py (headless) and the torch-free parts of scripts/triton_baseline.py.
+"""CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run, and
+the torch-free parts of scripts/triton_baseline.py.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -10,6 +11,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import csv  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
 import subprocess  # noqa: E402
 
 import plot  # noqa: E402  (imports matplotlib: an ImportError fails the test)
@@ -150,6 +153,68 @@ class TritonBaselineCpu(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("1 same", done.stdout)
         self.assertIn("1 unknown", done.stdout)
+
+
+class PerfReport(unittest.TestCase):
+    """scripts/perf_report.py on the committed H200 perf run: its tables carry the CSV's numbers."""
+
+    CSV = os.path.join(ROOT, "results", "h200", "perf.csv")
+
+    @classmethod
+    def setUpClass(cls):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               cls.CSV, "--peers"], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"perf_report.py exit {done.returncode}: {done.stderr}")
+        cls.lines = done.stdout.splitlines()
+        with open(cls.CSV, newline="") as f:
+            cls.rows = list(csv.DictReader(f))
+
+    def cell(self, title, shape, tokens):
+        """The cell of `shape`'s row under column T=`tokens` in the table headed `title`."""
+        header = [i for i, line in enumerate(self.lines) if line.startswith(f"| {title} |")]
+        self.assertEqual(len(header), 1, title)
+        columns = [c.strip() for c in self.lines[header[0]].strip("|").split("|")]
+        for line in self.lines[header[0] + 2:]:
+            if not line.startswith("|"):
+                break
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if cells[0] == shape:
+                return cells[columns.index(f"T={tokens}")]
+        self.fail(f"no row {shape!r} in table {title!r}")
+
+    def csv_row(self, variant, **axes):
+        found = [r for r in self.rows if r["variant"] == variant and all(r[k] == v for k, v in axes.items())]
+        self.assertEqual(len(found), 1, (variant, axes))
+        return found[0]
+
+    def test_summary_line_and_targets_table(self):
+        with open(self.CSV + ".json") as f:
+            peak = json.load(f)["measured_peak_gbps"]
+        passed = sum(r["status"] == "passed" for r in self.rows)
+        self.assertEqual(self.lines[0].split(";")[0], f"{len(self.rows)} rows, {passed} passed")
+        self.assertIn(f"measured copy peak {peak:.0f} GB/s", self.lines[0])
+        self.assertIn("| target | cases | worst case | value | holds |", self.lines)
+        self.assertTrue(any(line.startswith("| optimized never slower than seed_port |")
+                            for line in self.lines))
+
+    def test_cells_equal_the_csv(self):
+        checks = [
+            ("cache: µs seed_port → optimized (% of copy peak)", "cache H=8 D=128 BS=16 bf16->bf16 nhd",
+             dict(sweep="cache_d128", num_heads="8", head_dim="128", block_size="16",
+                  num_tokens="131072")),
+            ("concat: µs seed_port → optimized (% of copy peak)", "concat H=128 bf16->fp8_e4m3 sglang",
+             dict(sweep="concat_bf16_fp8", num_heads="128", strides="sglang", num_tokens="8192")),
+        ]
+        for title, shape, axes in checks:
+            seed = self.csv_row("seed_port", **axes)
+            opt = self.csv_row("optimized", **axes)
+            m = re.fullmatch(r"([0-9.]+) → \*\*([0-9.]+)\*\* \(([0-9]+)%\)",
+                             self.cell(title, shape, axes["num_tokens"]))
+            self.assertIsNotNone(m, shape)
+            self.assertEqual(float(m.group(1)), round(float(seed["median_us"]), 1), shape)
+            self.assertEqual(float(m.group(2)), round(float(opt["median_us"]), 2), shape)
+            self.assertEqual(int(m.group(3)), round(float(opt["pct_of_measured_peak"])), shape)
 
 
 if __name__ == "__main__":
