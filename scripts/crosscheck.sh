@@ -4,7 +4,7 @@
 #   (a) `kvbench calibrate` copy bandwidth vs PyTorch copy_ timed by triton.testing.do_bench
 #   (b) one case's graph-mode median vs Nsight Compute's gpu__time_duration.sum (median)
 #   (c) run-to-run spread of the median over 5 runs of configs/smoke.yaml, cases >= 100 us
-#   (d) the L2 flush study (kvbench flush-study) and cold/hot on an in-L2 case, for
+#   (d) the L2 flush study (kvbench flush-study) and cold/hot on a 67 MB case (34 MB read, 34 MB written), for
 #       docs/measurement.md
 #   (e) configs/smoke.yaml in each mode: every timed row fills every column
 # STAGES="a b" runs only those stages (e.g. to stay under a per-command time limit; run again
