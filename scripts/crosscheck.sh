@@ -4,7 +4,7 @@
 #   (a) `kvbench calibrate` copy bandwidth vs PyTorch copy_ timed by triton.testing.do_bench
 #   (b) one case's graph-mode median vs Nsight Compute's gpu__time_duration.sum (median)
 #   (c) run-to-run spread of the median over 5 runs of configs/smoke.yaml, cases >= 100 us
-#   (d) the L2 flush study (kvbench flush-study) and cold/hot on a 67 MB case (34 MB read, 34 MB written), for
+#   (d) the L2 flush study (kvbench flush-study) and cold/hot on case 1 (67 MB moved), for
 #       docs/measurement.md
 #   (e) configs/smoke.yaml in each mode: every timed row fills every column
 # STAGES="a b" runs only those stages (e.g. to stay under a per-command time limit; run again
@@ -54,7 +54,7 @@ for i in 1 2 3 4 5; do
 done
 fi
 
-# (d) L2 flush study: copy kernel at several sizes, then case 1 (in L2) cold/memset, cold/read, hot
+# (d) L2 flush study: copy kernel at several sizes, then case 1 (67 MB moved) cold/memset, cold/read, hot
 if want d; then
 "$KV" flush-study | tee "$OUT/flush_study.txt"
 for m in "cold --l2-flush memset" "cold --l2-flush read" "hot" "graph"; do
