@@ -4,12 +4,14 @@
 //   seed_port  Grid (token, 4-head block) of 128 threads, mirroring the seed's Triton program:
 //              lanes cover a [4, next_pow2(D)] tile with masking. Kept as the baseline the
 //              faster variants are measured against. Fixes the seed's negative-slot SWA read.
-//   optimized  Flat tiling over (token, 16-byte vector of one head): each thread moves the same
-//              vector of K and of V, so no lane idles on padding and small-head shapes still
-//              fill whole blocks. Below one wave of threads, K/V loads are issued before the
-//              slot is known (one memory latency instead of two) and the launch uses PDL;
-//              above it, after, so skipped tokens cost no K/V reads. Falls back to 1-element accesses when pointers or
-//              strides are not 16-byte aligned.
+//   optimized  Flat tiling over (token, vector of one head), a vector being 16 bytes of the
+//              narrower dtype: each thread moves the same vector of K and of V, so no lane
+//              idles on padding and small-head shapes still fill whole blocks. In one wave,
+//              K/V loads are issued before the slot is known (one memory latency instead of
+//              two) and the launch uses PDL; above it, after, so skipped tokens cost no K/V
+//              reads. Scaled writes divide with one reciprocal per thread (Divisor, exact).
+//              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
+//              or strides are not aligned.
 #include "kernels/cache_write.hpp"
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
@@ -87,8 +89,8 @@ __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block
 // One thread per (token, head, vector): it moves that vector of K and of V.
 template <class In, class Out, int V, bool SPECULATIVE>
 __global__ void __launch_bounds__(kOptThreads) cache_write_optimized(CacheWriteArgs a,
-                                                                      int vecs_per_head) {
-  const int per_token = static_cast<int>(a.num_heads) * vecs_per_head;
+                                                                      FastDiv vecs_per_head,
+                                                                      FastDiv per_token) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
   std::int64_t t;
   int u;
@@ -98,8 +100,8 @@ __global__ void __launch_bounds__(kOptThreads) cache_write_optimized(CacheWriteA
     pdl_wait();  // inputs may come from the previous kernel
   }
   if (t >= a.num_tokens) return;
-  const int h = u / vecs_per_head;
-  const int d = (u - h * vecs_per_head) * V;
+  const auto h = static_cast<int>(vecs_per_head.div(static_cast<std::uint32_t>(u)));
+  const int d = (u - h * static_cast<int>(vecs_per_head.divisor())) * V;
   const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
 
@@ -127,8 +129,15 @@ __global__ void __launch_bounds__(kOptThreads) cache_write_optimized(CacheWriteA
   std::int64_t b, o;
   split_slot(slot, a.block_size, b, o);
   const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
-  store_vec(static_cast<Out*>(a.key_cache) + dst, cast_vec<Out>(kx, scaled, ks));
-  store_vec(static_cast<Out*>(a.value_cache) + dst, cast_vec<Out>(vx, scaled, vs));
+  Out* kc = static_cast<Out*>(a.key_cache) + dst;
+  Out* vc = static_cast<Out*>(a.value_cache) + dst;
+  if (scaled) {  // one reciprocal per thread and tensor, not one division per element
+    store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
+    store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
+  } else {
+    store_vec(kc, cast_vec<Out>(kx));
+    store_vec(vc, cast_vec<Out>(vx));
+  }
 }
 
 // Whether every access of the optimized variant can be `n` elements wide.
@@ -145,17 +154,16 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const std::int64_t vecs_per_head = a.head_size / V;
   const std::int64_t per_token = a.num_heads * vecs_per_head;
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
-  const std::int64_t items = a.num_tokens * per_token;
   // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
-  // Below one wave of threads K/V are loaded before the slot is known (latency-bound); above it,
-  // only for tokens that are written, so padding tokens cost only their slot entry.
-  const FlatGrid g = plan_flat_grid(items, kOptThreads, 1);
-  if (g.blocks == 0) return cudaErrorInvalidValue;
-  const auto vph = static_cast<int>(vecs_per_head);
-  if (g.small)
-    return launch_kernel(cache_write_optimized<In, Out, V, true>, g.blocks, kOptThreads, true,
-                         stream, a, vph);
-  cache_write_optimized<In, Out, V, false><<<g.blocks, kOptThreads, 0, stream>>>(a, vph);
+  // In one wave, K/V are loaded before the slot is known (latency-bound); above it, only for
+  // tokens that are written, so padding tokens cost only their slot entry.
+  const unsigned blocks = grid_blocks(a.num_tokens * per_token, kOptThreads);
+  if (blocks == 0) return cudaErrorInvalidValue;
+  const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)), pt(static_cast<std::uint32_t>(per_token));
+  if (one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true>>(kOptThreads)))
+    return launch_kernel(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, true,
+                         stream, a, vph, pt);
+  cache_write_optimized<In, Out, V, false><<<blocks, kOptThreads, 0, stream>>>(a, vph, pt);
   return cudaGetLastError();
 }
 
@@ -191,8 +199,14 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
         return cudaGetLastError();
       }
       case Variant::optimized: {
-        constexpr int kV = kVecWidth<In>;
-        if (cache_vec_ok(a, kV, sizeof(In), sizeof(Out))) return launch_optimized<In, Out, kV>(a, stream);
+        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one element.
+        constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+        if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
+          return launch_optimized<In, Out, kWide>(a, stream);
+        if constexpr (kNarrow != kWide) {
+          if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+            return launch_optimized<In, Out, kNarrow>(a, stream);
+        }
         return launch_optimized<In, Out, 1>(a, stream);
       }
     }

@@ -4,12 +4,13 @@
 //   seed_port  One block of 128 threads per token, mirroring the seed's Triton program: the
 //              [H, NOPE] tile is copied element by element, then the [ROPE] row is broadcast
 //              to every head. Kept as the baseline the faster variants are measured against.
-//   optimized  Flat tiling over (token, head, 16-byte output vector): an item is a vector of
-//              k_nope or of the rope row, so all lanes do the same 16-byte load and store. The
-//              rope row is read from DRAM once per token; its per-head re-reads hit L1. Four
-//              items per thread from 8 waves of work on (loads in flight), else one; launches
-//              below one wave use programmatic dependent launch. Falls back to 1-element
-//              accesses for unaligned pointers or strides.
+//   optimized  Flat tiling over (token, head, vector): an item is a vector of k_nope or of the
+//              rope row, 16 bytes of the narrower of the two dtypes (bf16->fp8: 16 elements,
+//              two 16-byte loads, one 16-byte store), so all lanes do the same full-width
+//              accesses. Conversions go two per instruction; index division is multiply-shift
+//              (FastDiv). The rope row is read from DRAM once per token; its per-head re-reads
+//              hit L1. Launch shape in launch_optimized(). Falls back to 16-byte input vectors,
+//              then to 1-element accesses, for unaligned pointers or strides.
 #include "kernels/concat_mla_k.hpp"
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
@@ -44,12 +45,12 @@ constexpr int kOptThreads = 256;
 
 template <class In, class Out, int V, int UNROLL, bool PDL>
 __global__ void __launch_bounds__(kOptThreads) concat_optimized(ConcatArgs a, int nope_vecs,
-                                                                 int head_vecs) {
+                                                                 FastDiv head_vecs,
+                                                                 FastDiv per_token) {
   if constexpr (PDL) {
     pdl_launch_dependents();
     pdl_wait();  // inputs may come from the previous kernel
   }
-  const int per_token = static_cast<int>(a.num_heads) * head_vecs;
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * (kOptThreads * UNROLL), per_token);
   const In* nope = static_cast<const In*>(a.k_nope);
   const In* rope = static_cast<const In*>(a.k_rope);
@@ -63,8 +64,8 @@ __global__ void __launch_bounds__(kOptThreads) concat_optimized(ConcatArgs a, in
     cursor.locate(k * kOptThreads + static_cast<int>(threadIdx.x), t, u);
     dst[k] = -1;
     if (t >= a.num_tokens) continue;
-    const int h = u / head_vecs;
-    const int j = u - h * head_vecs;  // vector index within the head's NOPE + ROPE
+    const auto h = static_cast<int>(head_vecs.div(static_cast<std::uint32_t>(u)));
+    const int j = u - h * static_cast<int>(head_vecs.divisor());  // vector in NOPE + ROPE
     dst[k] = t * a.k_s0 + h * a.k_s1 + j * V;
     x[k] = j < nope_vecs ? load_vec<In, V>(nope + (t * a.nope_s0 + h * a.nope_s1 + j * V))
                          : load_vec<In, V>(rope + (t * a.rope_s0 + (j - nope_vecs) * V));
@@ -74,6 +75,7 @@ __global__ void __launch_bounds__(kOptThreads) concat_optimized(ConcatArgs a, in
     if (dst[k] >= 0) store_vec(static_cast<Out*>(a.k) + dst[k], cast_vec<Out>(x[k]));
 }
 
+// Whether every access can be `n` elements wide: dims and strides divisible, pointers aligned.
 bool concat_vec_ok(const ConcatArgs& a, int n, int in_bytes, int out_bytes) {
   return divisible(a.nope_dim, n) && divisible(a.rope_dim, n) && divisible(a.nope_s0, n) &&
          divisible(a.nope_s1, n) && divisible(a.rope_s0, n) && divisible(a.k_s0, n) &&
@@ -81,22 +83,32 @@ bool concat_vec_ok(const ConcatArgs& a, int n, int in_bytes, int out_bytes) {
          vec_aligned(a.k_rope, in_bytes, n) && vec_aligned(a.k, out_bytes, n);
 }
 
+// Launch shape (measured, docs/perf-notes.md v4): one item per thread, with PDL when the grid
+// runs in one wave; two items per thread (two 16-byte loads in flight) for 16-byte vectors from
+// 8 waves of work on. Wider vectors (32-byte loads: fp32 in or fp8 out) stay at one item per
+// thread: more registers per thread cost more occupancy than the extra loads in flight buy.
 template <class In, class Out, int V>
 cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
   const std::int64_t nope_vecs = a.nope_dim / V, head_vecs = (a.nope_dim + a.rope_dim) / V;
   const std::int64_t per_token = a.num_heads * head_vecs;
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
   const std::int64_t items = a.num_tokens * per_token;
-  const FlatGrid g = plan_flat_grid(items, kOptThreads, 4);
-  if (g.blocks == 0) return cudaErrorInvalidValue;
-  const auto nv = static_cast<int>(nope_vecs), hv = static_cast<int>(head_vecs);
-  if (g.small)
-    return launch_kernel(concat_optimized<In, Out, V, 1, true>, g.blocks, kOptThreads, true,
-                         stream, a, nv, hv);
-  if (g.unroll == 1)
-    concat_optimized<In, Out, V, 1, false><<<g.blocks, kOptThreads, 0, stream>>>(a, nv, hv);
-  else
-    concat_optimized<In, Out, V, 4, false><<<g.blocks, kOptThreads, 0, stream>>>(a, nv, hv);
+  const auto nv = static_cast<int>(nope_vecs);
+  const FastDiv hv(static_cast<std::uint32_t>(head_vecs)), pt(static_cast<std::uint32_t>(per_token));
+  const unsigned b1 = grid_blocks(items, kOptThreads);
+  if (b1 == 0) return cudaErrorInvalidValue;
+  if (one_wave(b1, resident_blocks<concat_optimized<In, Out, V, 1, true>>(kOptThreads)))
+    return launch_kernel(concat_optimized<In, Out, V, 1, true>, b1, kOptThreads, true, stream, a,
+                         nv, hv, pt);
+  const std::int64_t wave = static_cast<std::int64_t>(device_sm_count()) * 2048;
+  if constexpr (V * sizeof(In) == 16) {
+    if (items >= 8 * wave) {
+      concat_optimized<In, Out, V, 2, false>
+          <<<grid_blocks(items, 2 * kOptThreads), kOptThreads, 0, stream>>>(a, nv, hv, pt);
+      return cudaGetLastError();
+    }
+  }
+  concat_optimized<In, Out, V, 1, false><<<b1, kOptThreads, 0, stream>>>(a, nv, hv, pt);
   return cudaGetLastError();
 }
 
@@ -120,8 +132,14 @@ cudaError_t launch_concat_mla_k(const ConcatArgs& a, Variant variant, cudaStream
             <<<static_cast<unsigned>(a.num_tokens), kSeedThreads, 0, stream>>>(a);
         return cudaGetLastError();
       case Variant::optimized: {
-        constexpr int kV = kVecWidth<In>;
-        if (concat_vec_ok(a, kV, sizeof(In), sizeof(Out))) return launch_optimized<In, Out, kV>(a, stream);
+        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one element.
+        constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+        if (concat_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
+          return launch_optimized<In, Out, kWide>(a, stream);
+        if constexpr (kNarrow != kWide) {
+          if (concat_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+            return launch_optimized<In, Out, kNarrow>(a, stream);
+        }
         return launch_optimized<In, Out, 1>(a, stream);
       }
     }

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/types.hpp"
 
@@ -59,6 +60,57 @@ __device__ __forceinline__ Out cast(In x) {
     return from_float<Out>(to_float(x));
   }
 }
+
+// Two values rounded at once: the paired cvt instructions (e4m3x2, e5m2x2, bf16x2, f16x2) round
+// each half exactly as the single conversion does, in half the instructions. Returns the two
+// results packed as stored, `lo` in the lower address.
+template <class Out>
+__device__ __forceinline__ unsigned from_float2(float lo, float hi) {
+  if constexpr (std::is_same_v<Out, fp8_e4m3_t>) {
+    return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3);
+  } else if constexpr (std::is_same_v<Out, fp8_e5m2_t>) {
+    return __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E5M2);
+  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+    const __nv_bfloat162 pair = __float22bfloat162_rn(make_float2(lo, hi));
+    return *reinterpret_cast<const unsigned*>(&pair);
+  } else {
+    static_assert(std::is_same_v<Out, __half>, "fp32 outputs need no pairing");
+    const __half2 pair = __float22half2_rn(make_float2(lo, hi));
+    return *reinterpret_cast<const unsigned*>(&pair);
+  }
+}
+
+// x / s correctly rounded (what __fdiv_rn returns), for a divisor used on many elements: the
+// reciprocal y = RN(1/s) is computed once, then each quotient costs one multiply and two
+// residual corrections (q += fma(-q, s, x) * y, Markstein), instead of a reciprocal per element.
+// The fast path is taken only where every intermediate is a normal number (s and |x| within
+// [2^-60, 2^60]); anything else (zero, subnormal, huge, inf, NaN, negative s) uses __fdiv_rn.
+// Within that range every step scales exactly with the exponents of x and s, so the result
+// depends only on their significands: test_convert_gpu checks every significand of s against
+// every fp16 (hence bf16) significand of x, and this path is used only for 16-bit inputs.
+class Divisor {
+ public:
+  __device__ __forceinline__ explicit Divisor(float s) {
+    s_ = s;
+    y_ = __fdiv_rn(1.0f, s);
+    fast_ = s >= 0x1p-60f && s <= 0x1p60f;
+  }
+
+  __device__ __forceinline__ float divide(float x) const {
+    const float ax = fabsf(x);
+    if (fast_ && ax >= 0x1p-60f && ax <= 0x1p60f) {
+      const float q0 = __fmul_rn(x, y_);
+      const float q1 = __fmaf_rn(__fmaf_rn(-q0, s_, x), y_, q0);
+      return __fmaf_rn(__fmaf_rn(-q1, s_, x), y_, q1);
+    }
+    return __fdiv_rn(x, s_);
+  }
+  __device__ __forceinline__ float scale() const { return s_; }
+
+ private:
+  float s_, y_;
+  bool fast_;
+};
 
 template <class T>
 struct TypeTag {

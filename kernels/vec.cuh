@@ -5,26 +5,37 @@
 #include <cstdint>
 
 #include "kernels/convert.cuh"
+#include "kernels/fast_div.hpp"
 
 namespace kvbench::kernels {
 
-// N elements moved as one access: 16 bytes of input (8 bf16/f16, 4 f32) per thread.
+// N elements moved together by one thread: 16 bytes on the narrower side of the conversion, so
+// that loads and stores are whole 16-byte accesses (bf16->fp8: 16 elements, two 16-byte loads and
+// one 16-byte store).
 template <class T, int N>
-struct alignas(sizeof(T) * N) Vec {
+struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) Vec {
   T v[N];
 };
 
-// Elements per 16-byte input access.
+// Elements per 16-byte input access (the fallback width when the wide one does not divide).
 template <class In>
 constexpr int kVecWidth = 16 / static_cast<int>(sizeof(In));
 
+// Elements per thread access: 16 bytes of whichever of In and Out is narrower.
+template <class In, class Out>
+constexpr int kWideVec = 16 / static_cast<int>(sizeof(In) < sizeof(Out) ? sizeof(In) : sizeof(Out));
+
 // Read-only loads go through the non-coherent path (ld.global.nc): inputs never alias outputs.
+// Vectors of 16 bytes or more are read as 16-byte pieces (16-byte alignment is what is checked).
 template <class T, int N>
 __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
   Vec<T, N> v;
-  if constexpr (sizeof(Vec<T, N>) == 16) {
-    const uint4 r = __ldg(reinterpret_cast<const uint4*>(p));
-    v = *reinterpret_cast<const Vec<T, N>*>(&r);
+  if constexpr (kBytes % 16 == 0) {
+    uint4 r[kBytes / 16];
+#pragma unroll
+    for (int i = 0; i < kBytes / 16; ++i) r[i] = __ldg(reinterpret_cast<const uint4*>(p) + i);
+    memcpy(&v, r, kBytes);
   } else {
     v = *reinterpret_cast<const Vec<T, N>*>(p);
   }
@@ -33,57 +44,111 @@ __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
 
 template <class T, int N>
 __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
-  *reinterpret_cast<Vec<T, N>*>(p) = v;
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  if constexpr (kBytes % 16 == 0) {
+    uint4 r[kBytes / 16];
+    memcpy(r, &v, kBytes);
+#pragma unroll
+    for (int i = 0; i < kBytes / 16; ++i) reinterpret_cast<uint4*>(p)[i] = r[i];
+  } else {
+    *reinterpret_cast<Vec<T, N>*>(p) = v;
+  }
 }
 
-// cast() of every element; with a scale, each element is divided first (IEEE, one rounding).
-template <class Out, class In, int N>
-__device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, bool scaled = false,
-                                                float scale = 1.0f) {
+// Converts value(i) for i < N into Out, two at a time (from_float2), packed as Out's storage.
+template <class Out, int N, class F>
+__device__ __forceinline__ Vec<Out, N> pack_pairs(F value) {
+  constexpr int kPairBytes = 2 * static_cast<int>(sizeof(Out));
   Vec<Out, N> y;
-  if (!scaled) {
+  if constexpr (kPairBytes == 4) {
+    unsigned w[N / 2];
 #pragma unroll
-    for (int i = 0; i < N; ++i) y.v[i] = cast<Out>(x.v[i]);
+    for (int i = 0; i < N / 2; ++i) w[i] = from_float2<Out>(value(2 * i), value(2 * i + 1));
+    memcpy(&y, w, sizeof y);
   } else {
+    unsigned short w[N / 2];
 #pragma unroll
-    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(__fdiv_rn(to_float(x.v[i]), scale));
+    for (int i = 0; i < N / 2; ++i)
+      w[i] = static_cast<unsigned short>(from_float2<Out>(value(2 * i), value(2 * i + 1)));
+    memcpy(&y, w, sizeof y);
   }
   return y;
 }
 
-// True when `p` (elements of `elem_bytes`) and every stride allow accesses of `n` elements.
+// cast() of every element, two per conversion instruction where the output is narrower than fp32.
+// Same-type copies keep the bits (NaN payloads included), as cast() does.
+template <class Out, class In, int N>
+__device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x) {
+  if constexpr (std::is_same_v<In, Out>) {
+    return x;
+  } else if constexpr (std::is_same_v<Out, float> || N % 2 != 0) {
+    Vec<Out, N> y;
+#pragma unroll
+    for (int i = 0; i < N; ++i) y.v[i] = cast<Out>(x.v[i]);
+    return y;
+  } else {
+    return pack_pairs<Out, N>([&](int i) { return to_float(x.v[i]); });
+  }
+}
+
+// from_float(x / scale) of every element: SPEC.md's scaled cast, one division rounding and one
+// conversion rounding. 16-bit inputs use Divisor's fast path (proven exhaustively for them);
+// fp32 inputs, whose significands the proof does not cover, use IEEE division per element.
+template <class Out, class In, int N>
+__device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, const Divisor& d) {
+  auto quotient = [&](int i) {
+    if constexpr (sizeof(In) == 2)
+      return d.divide(to_float(x.v[i]));
+    else
+      return __fdiv_rn(to_float(x.v[i]), d.scale());
+  };
+  if constexpr (std::is_same_v<Out, float> || N % 2 != 0) {
+    Vec<Out, N> y;
+#pragma unroll
+    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(quotient(i));
+    return y;
+  } else {
+    return pack_pairs<Out, N>(quotient);
+  }
+}
+
+// True when `p` (elements of `elem_bytes`) allows accesses of `n` elements: aligned to their
+// size, or to 16 bytes for wider ones (load_vec and store_vec split those into 16-byte pieces).
 inline bool vec_aligned(const void* p, int elem_bytes, int n) {
-  return reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(elem_bytes * n) == 0;
+  const int bytes = elem_bytes * n < 16 ? elem_bytes * n : 16;
+  return reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(bytes) == 0;
 }
 inline bool divisible(std::int64_t x, int n) { return x % n == 0; }
 
 // A block owns `threads * unroll` consecutive items of the flattened (token, item) space, where
-// each token has `per_token` items. The tile's first token is found with one 64-bit division
-// per thread; item positions inside the tile use 32-bit arithmetic.
+// each token has `per_token` items. The tile's first token is found with one division per
+// thread; item positions inside the tile use 32-bit multiply-shift division (FastDiv).
 struct TileCursor {
   std::int64_t t0;  // token of the tile's first item
   int r0;           // that item's index within its token
-  int per_token;
+  FastDiv per_token;
 
-  __device__ __forceinline__ TileCursor(std::int64_t tile_start, int per_token_items)
+  __device__ __forceinline__ TileCursor(std::int64_t tile_start, FastDiv per_token_items)
       : per_token(per_token_items) {
-    if ((tile_start >> 32) == 0) {  // 32-bit division is a fraction of the 64-bit sequence
+    const std::uint32_t p = per_token_items.divisor();
+    if ((tile_start >> 31) == 0) {
       const auto s = static_cast<std::uint32_t>(tile_start);
-      const auto p = static_cast<std::uint32_t>(per_token_items);
-      t0 = s / p;
-      r0 = static_cast<int>(s - static_cast<std::uint32_t>(t0) * p);
+      const std::uint32_t q = per_token_items.div(s);
+      t0 = q;
+      r0 = static_cast<int>(s - q * p);
     } else {
-      t0 = tile_start / per_token_items;
-      r0 = static_cast<int>(tile_start - t0 * per_token_items);
+      t0 = tile_start / p;
+      r0 = static_cast<int>(tile_start - t0 * p);
     }
   }
 
-  // Token and in-token index of the item `local` positions after the tile start.
+  // Token and in-token index of the item `local` positions after the tile start
+  // (r0 + local < 2^31: per_token <= 2^30 and local < 2^30).
   __device__ __forceinline__ void locate(int local, std::int64_t& t, int& u) const {
-    const int r = r0 + local;
-    const int dt = r / per_token;
+    const auto r = static_cast<std::uint32_t>(r0 + local);
+    const std::uint32_t dt = per_token.div(r);
     t = t0 + dt;
-    u = r - dt * per_token;
+    u = static_cast<int>(r - dt * per_token.divisor());
   }
 };
 
@@ -98,21 +163,31 @@ inline int device_sm_count() {
   return count;
 }
 
-// Launch shape for `items` flat items with up to `max_unroll` items per thread. `small`: fewer
-// items than one full wave of threads (2048 per SM), so the launch is latency-bound: one item per
-// thread, loads issued as early as possible, and programmatic dependent launch. Four items per
-// thread only from 8 waves on, so every thread still has work. blocks == 0: grid too large.
-struct FlatGrid {
-  unsigned blocks;
-  int unroll;
-  bool small;
-};
-inline FlatGrid plan_flat_grid(std::int64_t items, int threads, int max_unroll) {
-  const std::int64_t wave = static_cast<std::int64_t>(device_sm_count()) * 2048;
-  const int unroll = items >= 8 * wave ? max_unroll : 1;
-  const std::int64_t tile = static_cast<std::int64_t>(threads) * unroll;
-  const std::int64_t blocks = (items + tile - 1) / tile;
-  return {blocks > 0x7fffffff ? 0u : static_cast<unsigned>(blocks), unroll, items < wave};
+// Blocks of `threads` that `Kernel` keeps resident per SM (the occupancy calculator, asked once).
+template <auto Kernel>
+int resident_blocks(int threads) {
+  static const int blocks = [threads] {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, threads, 0) != cudaSuccess ||
+        n <= 0) {
+      cudaGetLastError();
+      return 1;
+    }
+    return n;
+  }();
+  return blocks;
+}
+
+// Blocks needed for `items` items, `per_block` per block; 0 when the grid would be too large.
+inline unsigned grid_blocks(std::int64_t items, std::int64_t per_block) {
+  const std::int64_t blocks = (items + per_block - 1) / per_block;
+  return blocks > 0x7fffffff ? 0u : static_cast<unsigned>(blocks);
+}
+
+// Whether `blocks` blocks all run at once (one wave), each SM holding `resident` of them: then
+// the launch is latency-bound, and the kernels issue their loads early and use PDL.
+inline bool one_wave(unsigned blocks, int resident) {
+  return static_cast<std::int64_t>(blocks) <= static_cast<std::int64_t>(device_sm_count()) * resident;
 }
 
 // Programmatic dependent launch (sm_90): the next kernel in the stream may be scheduled while

@@ -127,7 +127,7 @@ class ConvertGpu : public ::testing::Test {
 
   // Converts bit patterns [first, first + n) on the device and checks them against the host.
   void check(DType in, DType out, std::uint64_t first, std::int64_t n, const float* scale,
-             Report& report) {
+             bool paired, Report& report) {
     for (std::int64_t done = 0; done < n; done += kChunk) {
       const std::int64_t len = std::min(kChunk, n - done);
       const std::uint64_t start = first + static_cast<std::uint64_t>(done);
@@ -135,7 +135,7 @@ class ConvertGpu : public ::testing::Test {
         ASSERT_CUDA(cudaMemcpyAsync(scale_, scale, sizeof(float), cudaMemcpyHostToDevice, stream_));
       }
       ASSERT_CUDA(testing::convert_on_device(in, out, start, len, device_,
-                                             scale ? scale_ : nullptr, stream_));
+                                             scale ? scale_ : nullptr, paired, stream_));
       ASSERT_CUDA(cudaMemcpyAsync(host_, device_, len * size_of(out), cudaMemcpyDeviceToHost,
                                   stream_));
       ASSERT_CUDA(cudaStreamSynchronize(stream_));
@@ -151,55 +151,89 @@ class ConvertGpu : public ::testing::Test {
 
 constexpr DType kOutputs[] = {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3,
                               DType::fp8_e5m2};
-// Scales as the cache write sees them: not powers of two, so the division rounds.
-constexpr float kScales[] = {0.3f, 1.0f / 3.0f, 2.5f, 7.1f, 1e-3f};
+// Scales as the cache write sees them: not powers of two, so the division rounds; then the
+// edges of kernels::Divisor's fast path (2^-60, 2^60) and scales beyond them.
+constexpr float kScales[] = {0.3f,      1.0f / 3.0f, 2.5f,     7.1f,  1e-3f,
+                             0x1p-60f,  0x1p60f,     0x1.fffffep59f,  0x1.000002p-60f,
+                             1e-20f,    3e18f,       1e-40f,   3e38f};
+// The scalar conversions (seed_port) and the paired ones with Divisor (optimized).
+constexpr bool kPaired[] = {false, true};
 
 TEST_F(ConvertGpu, Every16BitPatternToEveryType) {
-  for (DType in : {DType::f16, DType::bf16})
-    for (DType out : kOutputs) {
-      Report r;
-      check(in, out, 0, 1 << 16, nullptr, r);
-      EXPECT_EQ(r.count, 0) << to_string(in) << " -> " << to_string(out) << ": " << r.summary();
-    }
+  for (bool paired : kPaired)
+    for (DType in : {DType::f16, DType::bf16})
+      for (DType out : kOutputs) {
+        Report r;
+        check(in, out, 0, 1 << 16, nullptr, paired, r);
+        EXPECT_EQ(r.count, 0) << to_string(in) << " -> " << to_string(out)
+                              << (paired ? " (paired)" : "") << ": " << r.summary();
+      }
 }
 
 TEST_F(ConvertGpu, Every16BitPatternScaledToEveryType) {
-  for (DType in : {DType::f16, DType::bf16})
-    for (DType out : kOutputs)
-      for (float s : kScales) {
-        Report r;
-        check(in, out, 0, 1 << 16, &s, r);
-        EXPECT_EQ(r.count, 0) << to_string(in) << " / " << s << " -> " << to_string(out) << ": "
-                              << r.summary();
-      }
+  for (bool paired : kPaired)
+    for (DType in : {DType::f16, DType::bf16})
+      for (DType out : kOutputs)
+        for (float s : kScales) {
+          Report r;
+          check(in, out, 0, 1 << 16, &s, paired, r);
+          EXPECT_EQ(r.count, 0) << to_string(in) << " / " << s << " -> " << to_string(out)
+                                << (paired ? " (paired, Divisor)" : "") << ": " << r.summary();
+        }
+}
+
+// Divisor's fast path is exact where it is taken: within [2^-60, 2^60] every step scales with
+// the operands' exponents, so checking every (divisor significand, fp16 significand) pair, 2^33
+// quotients, covers every 16-bit input and every scale that takes the fast path.
+TEST_F(ConvertGpu, DivisorMatchesIeeeDivisionOnEverySignificandPair) {
+  unsigned long long* differences = nullptr;
+  unsigned* first = nullptr;
+  ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&differences), sizeof *differences));
+  ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&first), 3 * sizeof *first));
+  ASSERT_CUDA(cudaMemsetAsync(differences, 0, sizeof *differences, stream_));
+  ASSERT_CUDA(cudaMemsetAsync(first, 0, 3 * sizeof *first, stream_));
+  ASSERT_CUDA(testing::check_divisor_on_device(differences, first, stream_));
+  unsigned long long count = 0;
+  unsigned operands[3] = {};
+  ASSERT_CUDA(cudaMemcpyAsync(&count, differences, sizeof count, cudaMemcpyDeviceToHost, stream_));
+  ASSERT_CUDA(cudaMemcpyAsync(operands, first, sizeof operands, cudaMemcpyDeviceToHost, stream_));
+  ASSERT_CUDA(cudaStreamSynchronize(stream_));
+  cudaFree(differences);
+  cudaFree(first);
+  EXPECT_EQ(count, 0u) << "first: x=0x" << std::hex << operands[1] << " s=0x" << operands[2];
+  std::printf("2^33 Divisor quotients checked against __fdiv_rn: %llu differences\n", count);
 }
 
 TEST_F(ConvertGpu, EveryFp32PatternToEachNarrowerType) {
   const auto start = std::chrono::steady_clock::now();
-  for (DType out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
-    Report r;
-    check(DType::f32, out, 0, std::int64_t{1} << 32, nullptr, r);
-    EXPECT_EQ(r.count, 0) << "f32 -> " << to_string(out) << ": " << r.summary();
-  }
+  for (bool paired : kPaired)
+    for (DType out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
+      Report r;
+      check(DType::f32, out, 0, std::int64_t{1} << 32, nullptr, paired, r);
+      EXPECT_EQ(r.count, 0) << "f32 -> " << to_string(out) << (paired ? " (paired)" : "") << ": "
+                            << r.summary();
+    }
   const double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("4 x 2^32 fp32 conversions checked in %.1f s\n", s);
+  std::printf("2 x 4 x 2^32 fp32 conversions (scalar, paired) checked in %.1f s\n", s);
 }
 
 // The scaled cast over fp32 inputs: 512 runs of 2^17 consecutive patterns, one in every
 // exponent of both signs (2^23 patterns apart), NaNs and infinities included.
 TEST_F(ConvertGpu, Fp32ScaledSampleToEveryType) {
-  for (DType out : kOutputs)
-    for (float s : {0.3f, 7.1f}) {
-      Report r;
-      for (std::uint64_t k = 0; k < 512; ++k) {
-        const std::uint64_t first = (k << 23) + ((k * 7919) % 64) * (1u << 17);
-        check(DType::f32, out, first, 1 << 17, &s, r);
+  for (bool paired : kPaired)
+    for (DType out : kOutputs)
+      for (float s : {0.3f, 7.1f}) {
+        Report r;
+        for (std::uint64_t k = 0; k < 512; ++k) {
+          const std::uint64_t first = (k << 23) + ((k * 7919) % 64) * (1u << 17);
+          check(DType::f32, out, first, 1 << 17, &s, paired, r);
+        }
+        check(DType::f32, out, 0x7F800000u, 1 << 17, &s, paired, r);  // +inf, the first NaNs
+        check(DType::f32, out, 0xFFFE0000u, 1 << 17, &s, paired, r);  // the last negative NaNs
+        EXPECT_EQ(r.count, 0) << "f32 / " << s << " -> " << to_string(out)
+                              << (paired ? " (paired)" : "") << ": " << r.summary();
       }
-      check(DType::f32, out, 0x7F800000u, 1 << 17, &s, r);  // +inf and the first NaNs
-      check(DType::f32, out, 0xFFFE0000u, 1 << 17, &s, r);  // the last negative NaNs
-      EXPECT_EQ(r.count, 0) << "f32 / " << s << " -> " << to_string(out) << ": " << r.summary();
-    }
 }
 
 }  // namespace

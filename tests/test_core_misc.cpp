@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "core/case.hpp"
 #include "core/compare.hpp"
 #include "core/inputs.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
+#include "kernels/fast_div.hpp"
 
 namespace kvbench {
 namespace {
@@ -161,3 +163,29 @@ TEST(Slots, CheckRejectsBadInputNamingTheToken) {
 
 }  // namespace
 }  // namespace kvbench
+
+// kernels/fast_div.hpp: the optimized kernels' index division, against the `/` operator around
+// every multiple of a range of divisors (where a wrong multiplier would first show) and at the
+// top of its domain.
+TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
+  std::vector<std::uint32_t> divisors;
+  for (std::uint32_t d = 1; d <= 1024; ++d) divisors.push_back(d);
+  for (std::uint32_t d : {1536u, 3072u, 4607u, 65535u, 65536u, 65537u, 1000003u, (1u << 30) - 1,
+                          1u << 30, (1u << 30) + 1, 0x7FFFFFFFu})
+    divisors.push_back(d);
+  std::int64_t wrong = 0;
+  for (std::uint32_t d : divisors) {
+    const kvbench::kernels::FastDiv f(d);
+    auto check = [&](std::uint64_t n) {
+      if (n < 0x80000000u) wrong += f.div(static_cast<std::uint32_t>(n)) != n / d;
+    };
+    const std::uint64_t top = 0x7FFFFFFFu / d;  // the last multiple below 2^31
+    const std::uint64_t stride = top / 1024 + 1;
+    for (std::uint64_t k = 0; k <= top; k += (k < 4096 || top - k < 4096) ? 1 : stride) {
+      check(k * d);
+      check(k * d + d - 1);
+    }
+    check(0x7FFFFFFFu);
+  }
+  EXPECT_EQ(wrong, 0);
+}

@@ -1,6 +1,7 @@
 #include "tests/gpu/convert_device.hpp"
 
 #include "kernels/convert.cuh"
+#include "kernels/vec.cuh"
 
 namespace kvbench::testing {
 namespace {
@@ -24,30 +25,73 @@ __device__ __forceinline__ __nv_bfloat16 from_bits<__nv_bfloat16>(std::uint64_t 
   return __ushort_as_bfloat16(static_cast<unsigned short>(bits));
 }
 
+// Element i of the output: scalar form (seed_port's cast / scaled_cast) or the optimized kernels'
+// vector form (paired conversions, Divisor), two elements per thread.
 template <class In, class Out>
 __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* out,
-                               const float* scale) {
+                               const float* scale, bool paired) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    const In x = from_bits<In>(first_bits + static_cast<std::uint64_t>(i));
-    // The scaled form is cache_write.cu's scaled_cast, written out: IEEE division, one rounding.
-    out[i] = scale == nullptr ? cast<Out>(x) : from_float<Out>(__fdiv_rn(to_float(x), *scale));
+  for (std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       2 * p < n; p += stride) {
+    const std::int64_t i = 2 * p;
+    kernels::Vec<In, 2> x;
+    x.v[0] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i));
+    x.v[1] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i + 1));
+    kernels::Vec<Out, 2> y;
+    if (paired) {
+      y = scale == nullptr ? kernels::cast_vec<Out>(x)
+                           : kernels::cast_vec<Out>(x, kernels::Divisor(*scale));
+    } else {
+      for (int k = 0; k < 2; ++k)
+        y.v[k] = scale == nullptr ? cast<Out>(x.v[k])
+                                  : from_float<Out>(__fdiv_rn(to_float(x.v[k]), *scale));
+    }
+    out[i] = y.v[0];
+    if (i + 1 < n) out[i + 1] = y.v[1];
   }
+}
+
+// Divisor's fast path against __fdiv_rn: thread m takes the divisor with significand bits m in
+// [1, 2) and divides every 10-bit significand in [1, 2), both signs. Counts differences and keeps
+// the first one's operands.
+__global__ void divisor_kernel(unsigned long long* differences, unsigned* first) {
+  const unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= (1u << 23)) return;
+  const float s = __uint_as_float(0x3F800000u | m);
+  const kernels::Divisor d(s);
+  unsigned count = 0;
+  for (unsigned k = 0; k < 2048; ++k) {
+    const float x = __uint_as_float((k >> 10) << 31 | 0x3F800000u | (k & 1023u) << 13);
+    if (__float_as_uint(d.divide(x)) != __float_as_uint(__fdiv_rn(x, s))) {
+      if (count == 0 && atomicCAS(first, 0u, 1u) == 0u) {
+        first[1] = __float_as_uint(x);
+        first[2] = __float_as_uint(s);
+      }
+      ++count;
+    }
+  }
+  if (count != 0) atomicAdd(differences, count);
 }
 
 }  // namespace
 
 cudaError_t convert_on_device(DType in_type, DType out_type, std::uint64_t first_bits,
-                              std::int64_t n, void* out, const float* scale, cudaStream_t stream) {
+                              std::int64_t n, void* out, const float* scale, bool paired,
+                              cudaStream_t stream) {
   return kernels::dispatch_dtypes(in_type, out_type, [&](auto in_tag, auto out_tag) {
     using In = typename decltype(in_tag)::type;
     using Out = typename decltype(out_tag)::type;
-    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 4096));
+    const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 511) / 512, 4096));
     convert_kernel<In, Out><<<blocks, 256, 0, stream>>>(first_bits, n, static_cast<Out*>(out),
-                                                        scale);
+                                                        scale, paired);
     return cudaGetLastError();
   });
+}
+
+cudaError_t check_divisor_on_device(unsigned long long* differences, unsigned* first,
+                                    cudaStream_t stream) {
+  divisor_kernel<<<(1u << 23) / 256, 256, 0, stream>>>(differences, first);
+  return cudaGetLastError();
 }
 
 }  // namespace kvbench::testing
