@@ -152,18 +152,29 @@ struct TileCursor {
   }
 };
 
+// SMs of the current device, asked once per device ordinal (0 when it cannot be asked: the
+// launch that follows fails on its own, and one_wave() then picks the many-wave shape).
 inline int device_sm_count() {
-  static const int count = [] {
-    int dev = 0, n = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return 132;  // H200
-    return n;
-  }();
-  return count;
+  constexpr int kDevices = 64;
+  static int counts[kDevices] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kDevices) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (counts[dev] == 0) {
+    int n = 0;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    counts[dev] = n;
+  }
+  return counts[dev];
 }
 
-// Blocks of `threads` that `Kernel` keeps resident per SM (the occupancy calculator, asked once).
+// Blocks of `threads` that `Kernel` keeps resident per SM (the occupancy calculator, asked once
+// per process: kvbench runs on one device).
 template <auto Kernel>
 int resident_blocks(int threads) {
   static const int blocks = [threads] {
