@@ -19,8 +19,8 @@
 namespace kvbench::kernels {
 namespace {
 
-constexpr int kSeedThreads = 128;   // Triton's default num_warps=4
-constexpr int kSeedHeadBlock = 4;   // the seed's HEAD_BLOCK
+constexpr int kSeedThreads = 128;  // Triton's default num_warps=4
+constexpr int kSeedHeadBlock = 4;  // the seed's HEAD_BLOCK
 
 // SPEC.md §2 steps 1-3: the physical slot of token t, or -1 when the token is skipped.
 __device__ __forceinline__ std::int64_t physical_slot(const CacheWriteArgs& a, std::int64_t t) {
@@ -40,8 +40,8 @@ __device__ __forceinline__ Out scaled_cast(In x, const float* scale) {
 }
 
 template <class In, class Out>
-__global__ void __launch_bounds__(kSeedThreads) cache_write_seed_port(CacheWriteArgs a,
-                                                                       int block_d) {
+__global__ void __launch_bounds__(kSeedThreads)
+    cache_write_seed_port(CacheWriteArgs a, int block_d) {
   const std::int64_t t = blockIdx.x;
   const std::int64_t s = physical_slot(a, t);
   if (s < 0) return;
@@ -88,9 +88,8 @@ __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block
 
 // One thread per (token, head, vector): it moves that vector of K and of V.
 template <class In, class Out, int V, bool SPECULATIVE>
-__global__ void __launch_bounds__(kOptThreads) cache_write_optimized(CacheWriteArgs a,
-                                                                      FastDiv vecs_per_head,
-                                                                      FastDiv per_token) {
+__global__ void __launch_bounds__(kOptThreads)
+    cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
   std::int64_t t;
   int u;
@@ -159,10 +158,11 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   // tokens that are written, so padding tokens cost only their slot entry.
   const unsigned blocks = grid_blocks(a.num_tokens * per_token, kOptThreads);
   if (blocks == 0) return cudaErrorInvalidValue;
-  const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)), pt(static_cast<std::uint32_t>(per_token));
+  const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
+      pt(static_cast<std::uint32_t>(per_token));
   if (one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true>>(kOptThreads)))
-    return launch_kernel(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, true,
-                         stream, a, vph, pt);
+    return launch_kernel(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, true, stream,
+                         a, vph, pt);
   cache_write_optimized<In, Out, V, false><<<blocks, kOptThreads, 0, stream>>>(a, vph, pt);
   return cudaGetLastError();
 }
@@ -199,7 +199,8 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
         return cudaGetLastError();
       }
       case Variant::optimized: {
-        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one element.
+        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
+        // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
         if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
           return launch_optimized<In, Out, kWide>(a, stream);

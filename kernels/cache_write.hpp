@@ -13,14 +13,14 @@ namespace kvbench::kernels {
 // Pointers are device memory; strides are in elements. The cache layout is carried entirely by
 // (block_stride, slot_stride, head_stride): NHD is (.., H*D, D), HND is (.., D, BS*D).
 struct CacheWriteArgs {
-  const void* key;                      // [T, H, D], strides (key_s0, key_s1, 1), in_dtype
-  const void* value;                    // [T, H, D], strides (value_s0, value_s1, 1), in_dtype
-  void* key_cache;                      // [NB, (BS, H | H, BS), D], out_dtype
-  void* value_cache;                    // same geometry as key_cache
-  const std::int64_t* slot_mapping;     // [T]; < 0 skips the token
-  const std::int64_t* swa_slot_mapping; // [swa_size] logical -> physical, or nullptr
-  const float* k_scale;                 // [1] or [H], or nullptr (ScaleMode::none)
-  const float* v_scale;                 // same shape as k_scale
+  const void* key;                       // [T, H, D], strides (key_s0, key_s1, 1), in_dtype
+  const void* value;                     // [T, H, D], strides (value_s0, value_s1, 1), in_dtype
+  void* key_cache;                       // [NB, (BS, H | H, BS), D], out_dtype
+  void* value_cache;                     // same geometry as key_cache
+  const std::int64_t* slot_mapping;      // [T]; < 0 skips the token
+  const std::int64_t* swa_slot_mapping;  // [swa_size] logical -> physical, or nullptr
+  const float* k_scale;                  // [1] or [H], or nullptr (ScaleMode::none)
+  const float* v_scale;                  // same shape as k_scale
   std::int64_t num_tokens, num_heads, head_size, block_size;
   std::int64_t key_s0, key_s1, value_s0, value_s1;
   std::int64_t block_stride, slot_stride, head_stride;

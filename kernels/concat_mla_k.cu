@@ -44,14 +44,14 @@ __global__ void __launch_bounds__(kSeedThreads) concat_seed_port(ConcatArgs a) {
 constexpr int kOptThreads = 256;
 
 template <class In, class Out, int V, int UNROLL, bool PDL>
-__global__ void __launch_bounds__(kOptThreads) concat_optimized(ConcatArgs a, int nope_vecs,
-                                                                 FastDiv head_vecs,
-                                                                 FastDiv per_token) {
+__global__ void __launch_bounds__(kOptThreads)
+    concat_optimized(ConcatArgs a, int nope_vecs, FastDiv head_vecs, FastDiv per_token) {
   if constexpr (PDL) {
     pdl_launch_dependents();
     pdl_wait();  // inputs may come from the previous kernel
   }
-  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * (kOptThreads * UNROLL), per_token);
+  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * (kOptThreads * UNROLL),
+                          per_token);
   const In* nope = static_cast<const In*>(a.k_nope);
   const In* rope = static_cast<const In*>(a.k_rope);
 
@@ -94,7 +94,8 @@ cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
   const std::int64_t items = a.num_tokens * per_token;
   const auto nv = static_cast<int>(nope_vecs);
-  const FastDiv hv(static_cast<std::uint32_t>(head_vecs)), pt(static_cast<std::uint32_t>(per_token));
+  const FastDiv hv(static_cast<std::uint32_t>(head_vecs)),
+      pt(static_cast<std::uint32_t>(per_token));
   const unsigned b1 = grid_blocks(items, kOptThreads);
   if (b1 == 0) return cudaErrorInvalidValue;
   if (one_wave(b1, resident_blocks<concat_optimized<In, Out, V, 1, true>>(kOptThreads)))
@@ -132,7 +133,8 @@ cudaError_t launch_concat_mla_k(const ConcatArgs& a, Variant variant, cudaStream
             <<<static_cast<unsigned>(a.num_tokens), kSeedThreads, 0, stream>>>(a);
         return cudaGetLastError();
       case Variant::optimized: {
-        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one element.
+        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
+        // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
         if (concat_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
           return launch_optimized<In, Out, kWide>(a, stream);

@@ -124,19 +124,28 @@ template <class F>
 cudaError_t dispatch_dtypes(DType in, DType out, F&& f) {
   auto with_out = [&](auto in_tag) -> cudaError_t {
     switch (out) {
-      case DType::f32: return f(in_tag, TypeTag<float>{});
-      case DType::f16: return f(in_tag, TypeTag<__half>{});
-      case DType::bf16: return f(in_tag, TypeTag<__nv_bfloat16>{});
-      case DType::fp8_e4m3: return f(in_tag, TypeTag<fp8_e4m3_t>{});
-      case DType::fp8_e5m2: return f(in_tag, TypeTag<fp8_e5m2_t>{});
+      case DType::f32:
+        return f(in_tag, TypeTag<float>{});
+      case DType::f16:
+        return f(in_tag, TypeTag<__half>{});
+      case DType::bf16:
+        return f(in_tag, TypeTag<__nv_bfloat16>{});
+      case DType::fp8_e4m3:
+        return f(in_tag, TypeTag<fp8_e4m3_t>{});
+      case DType::fp8_e5m2:
+        return f(in_tag, TypeTag<fp8_e5m2_t>{});
     }
     return cudaErrorInvalidValue;
   };
   switch (in) {
-    case DType::f32: return with_out(TypeTag<float>{});
-    case DType::f16: return with_out(TypeTag<__half>{});
-    case DType::bf16: return with_out(TypeTag<__nv_bfloat16>{});
-    default: return cudaErrorInvalidValue;
+    case DType::f32:
+      return with_out(TypeTag<float>{});
+    case DType::f16:
+      return with_out(TypeTag<__half>{});
+    case DType::bf16:
+      return with_out(TypeTag<__nv_bfloat16>{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -31,7 +31,8 @@ cudaError_t launch_slot_check(const SlotCheckArgs& a, cudaStream_t stream) {
   const cudaError_t err =
       cudaMemsetAsync(a.first_bad, 0xFF, sizeof(unsigned long long), stream);  // kNoBadToken
   if (err != cudaSuccess) return err;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((a.num_tokens + 255) / 256, 1024));
+  const unsigned blocks =
+      static_cast<unsigned>(std::min<std::int64_t>((a.num_tokens + 255) / 256, 1024));
   slot_check_kernel<<<blocks, 256, 0, stream>>>(a);
   return cudaGetLastError();
 }

@@ -198,7 +198,8 @@ inline unsigned grid_blocks(std::int64_t items, std::int64_t per_block) {
 // Whether `blocks` blocks all run at once (one wave), each SM holding `resident` of them: then
 // the launch is latency-bound, and the kernels issue their loads early and use PDL.
 inline bool one_wave(unsigned blocks, int resident) {
-  return static_cast<std::int64_t>(blocks) <= static_cast<std::int64_t>(device_sm_count()) * resident;
+  return static_cast<std::int64_t>(blocks) <=
+         static_cast<std::int64_t>(device_sm_count()) * resident;
 }
 
 // Programmatic dependent launch (sm_90): the next kernel in the stream may be scheduled while

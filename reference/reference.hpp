@@ -32,10 +32,10 @@ struct CacheWriteProblem {
   const std::int64_t* slot_mapping;      // [T]; < 0: skip
   const std::int64_t* swa_slot_mapping;  // [swa_size] or nullptr; < 0: skip
   std::int64_t swa_size;
-  std::int64_t skip_slot;   // physical slot never written; -1: none
-  Layout layout;            // NHD [NB, BS, H, D] or HND [NB, H, BS, D], dense inside a block
-  void* key_cache;          // block b starts at key_cache + b * block_stride elements
-  void* value_cache;        // same geometry as key_cache
+  std::int64_t skip_slot;  // physical slot never written; -1: none
+  Layout layout;           // NHD [NB, BS, H, D] or HND [NB, H, BS, D], dense inside a block
+  void* key_cache;         // block b starts at key_cache + b * block_stride elements
+  void* value_cache;       // same geometry as key_cache
   std::int64_t block_stride;
   ScaleMode scale;
   const float* k_scale;  // [1] or [H], host memory; unused with ScaleMode::none
@@ -49,7 +49,7 @@ void reshape_and_cache_flash(const CacheWriteProblem& p);
 // NaN bits the reference writes for a NaN result of a rounding conversion, as CUDA's cvt and
 // __fdiv_rn do (proven over every input by tests/test_convert_gpu.cu). Same-type copies and
 // widenings to fp32 keep the input's bits; fp8 NaN is 0x7F.
-inline constexpr std::uint16_t kCanonicalNaN16 = 0x7FFF;      // fp16 and bf16
+inline constexpr std::uint16_t kCanonicalNaN16 = 0x7FFF;       // fp16 and bf16
 inline constexpr std::uint32_t kCanonicalNaN32 = 0x7FFFFFFFu;  // fp32 after a scale
 
 // Scalar conversions of SPEC.md §3, exposed for tests: `in` holds one value of type `from`

@@ -21,7 +21,8 @@
 namespace kvbench {
 namespace {
 
-#define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+#define ASSERT_CUDA(call) \
+  ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
 
 // Differences found by the host threads; the first few are kept with their inputs.
 struct Report {
@@ -45,11 +46,16 @@ std::uint64_t load(const unsigned char* p, std::size_t size) {
 
 bool is_nan_bits(DType t, std::uint64_t b) {
   switch (t) {
-    case DType::f32: return (b & 0x7FFFFFFFu) > 0x7F800000u;
-    case DType::f16: return (b & 0x7FFFu) > 0x7C00u;
-    case DType::bf16: return (b & 0x7FFFu) > 0x7F80u;
-    case DType::fp8_e4m3: return (b & 0x7Fu) == 0x7Fu;
-    case DType::fp8_e5m2: return (b & 0x7Fu) > 0x7Cu;
+    case DType::f32:
+      return (b & 0x7FFFFFFFu) > 0x7F800000u;
+    case DType::f16:
+      return (b & 0x7FFFu) > 0x7C00u;
+    case DType::bf16:
+      return (b & 0x7FFFu) > 0x7F80u;
+    case DType::fp8_e4m3:
+      return (b & 0x7Fu) == 0x7Fu;
+    case DType::fp8_e5m2:
+      return (b & 0x7Fu) > 0x7Cu;
   }
   return false;
 }
@@ -134,10 +140,10 @@ class ConvertGpu : public ::testing::Test {
       if (scale != nullptr) {
         ASSERT_CUDA(cudaMemcpyAsync(scale_, scale, sizeof(float), cudaMemcpyHostToDevice, stream_));
       }
-      ASSERT_CUDA(testing::convert_on_device(in, out, start, len, device_,
-                                             scale ? scale_ : nullptr, paired, stream_));
-      ASSERT_CUDA(cudaMemcpyAsync(host_, device_, len * size_of(out), cudaMemcpyDeviceToHost,
-                                  stream_));
+      ASSERT_CUDA(testing::convert_on_device(in, out, start, len, device_, scale ? scale_ : nullptr,
+                                             paired, stream_));
+      ASSERT_CUDA(
+          cudaMemcpyAsync(host_, device_, len * size_of(out), cudaMemcpyDeviceToHost, stream_));
       ASSERT_CUDA(cudaStreamSynchronize(stream_));
       compare_on_host(in, out, start, len, host_, scale, report);
     }
@@ -153,9 +159,9 @@ constexpr DType kOutputs[] = {DType::f32, DType::f16, DType::bf16, DType::fp8_e4
                               DType::fp8_e5m2};
 // Scales as the cache write sees them: not powers of two, so the division rounds; then the
 // edges of kernels::Divisor's fast path (2^-60, 2^60) and scales beyond them.
-constexpr float kScales[] = {0.3f,      1.0f / 3.0f, 2.5f,     7.1f,  1e-3f,
-                             0x1p-60f,  0x1p60f,     0x1.fffffep59f,  0x1.000002p-60f,
-                             1e-20f,    3e18f,       1e-40f,   3e38f};
+constexpr float kScales[] = {
+    0.3f,           1.0f / 3.0f,     2.5f,   7.1f,  1e-3f,  0x1p-60f, 0x1p60f,
+    0x1.fffffep59f, 0x1.000002p-60f, 1e-20f, 3e18f, 1e-40f, 3e38f};
 // The scalar conversions (seed_port) and the paired ones with Divisor (optimized).
 constexpr bool kPaired[] = {false, true};
 
@@ -213,8 +219,7 @@ TEST_F(ConvertGpu, EveryFp32PatternToEachNarrowerType) {
       EXPECT_EQ(r.count, 0) << "f32 -> " << to_string(out) << (paired ? " (paired)" : "") << ": "
                             << r.summary();
     }
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("2 x 4 x 2^32 fp32 conversions (scalar, paired) checked in %.1f s\n", s);
 }
 

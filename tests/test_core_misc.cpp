@@ -115,8 +115,8 @@ TEST(Inputs, RandomValuesAreFiniteNonZeroAndSeeded) {
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   for (auto v : a) {
-    EXPECT_NE(v & 0x7fff, 0);               // never zero
-    EXPECT_NE(v & 0x7f80, 0x7f80);          // never inf or NaN
+    EXPECT_NE(v & 0x7fff, 0);       // never zero
+    EXPECT_NE(v & 0x7f80, 0x7f80);  // never inf or NaN
   }
   std::vector<float> f(1000);
   fill_random(DType::f32, f.data(), 1000, 1);
@@ -152,8 +152,8 @@ TEST(Slots, CheckRejectsBadInputNamingTheToken) {
   const CacheGeometry g = cache_geometry(c);
   SlotData s;
   s.slot_mapping = {0, 1, g.num_slots, 3};
-  EXPECT_EQ(check_slots(s, g),
-            "token 2: slot " + std::to_string(g.num_slots) + " >= NB*BS = " + std::to_string(g.num_slots));
+  EXPECT_EQ(check_slots(s, g), "token 2: slot " + std::to_string(g.num_slots) +
+                                   " >= NB*BS = " + std::to_string(g.num_slots));
   s.slot_mapping = {5, -1, 5, 3};
   EXPECT_EQ(check_slots(s, g), "token 2: physical slot 5 already written by token 0");
   s.slot_mapping = {0, 1, 2, 3};

@@ -1,6 +1,5 @@
 // CSV rows: one column list, every row full width, free text quoted.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -122,12 +121,39 @@ TEST(Csv, UnknownPeaksAndClockLeaveTheirColumnsEmpty) {
 
 TEST(Csv, KeepsTheColumnsOtherToolsRead) {
   // kvbench compare (the regression gate) and the README rely on these names.
-  for (const char* name :
-       {"schema_version", "kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim",
-        "rope_dim", "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa",
-        "kv_interleaved", "strides", "slots", "status", "reason", "bytes", "samples", "median_us",
-        "mean_us", "min_us", "max_us", "p10_us", "p90_us", "rel_stdev", "gbps", "device",
-        "pct_of_measured_peak", "pct_of_theoretical_peak", "sm_clock_mhz"}) {
+  for (const char* name : {"schema_version",
+                           "kernel",
+                           "variant",
+                           "sweep",
+                           "num_tokens",
+                           "num_heads",
+                           "head_dim",
+                           "rope_dim",
+                           "block_size",
+                           "in_dtype",
+                           "out_dtype",
+                           "layout",
+                           "scale",
+                           "swa",
+                           "kv_interleaved",
+                           "strides",
+                           "slots",
+                           "status",
+                           "reason",
+                           "bytes",
+                           "samples",
+                           "median_us",
+                           "mean_us",
+                           "min_us",
+                           "max_us",
+                           "p10_us",
+                           "p90_us",
+                           "rel_stdev",
+                           "gbps",
+                           "device",
+                           "pct_of_measured_peak",
+                           "pct_of_theoretical_peak",
+                           "sm_clock_mhz"}) {
     const auto& cols = csv_columns();
     EXPECT_EQ(std::count(cols.begin(), cols.end(), name), 1) << name;
   }

@@ -16,8 +16,22 @@ const std::string kData = std::string(KVBENCH_SOURCE_DIR) + "/tests/data/gate/";
 ResultRow timed_row(const std::string& tokens, double median, double p10, double p90,
                     const std::string& device = "GPU") {
   ResultRow r;
-  r.axes = {"concat_and_cast_mha_k", "seed_port", "s", tokens, "128", "128", "64", "16",
-            "bf16", "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+  r.axes = {"concat_and_cast_mha_k",
+            "seed_port",
+            "s",
+            tokens,
+            "128",
+            "128",
+            "64",
+            "16",
+            "bf16",
+            "bf16",
+            "nhd",
+            "none",
+            "false",
+            "false",
+            "contiguous",
+            "random"};
   r.device = device;
   r.status = Status::passed;
   r.timing = Timing{median, p10, p90};
@@ -67,9 +81,12 @@ TEST(Gate, IdenticalRerunIsSame) {
 
 TEST(Gate, EveryVerdict) {
   auto base = table({timed_row("1", 10, 9.9, 10.1)});
-  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 12, 11.9, 12.1)}), {})), Verdict::slower);
-  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 8, 7.9, 8.1)}), {})), Verdict::faster);
-  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 10.2, 10.1, 10.3)}), {})), Verdict::same);
+  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 12, 11.9, 12.1)}), {})),
+            Verdict::slower);
+  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 8, 7.9, 8.1)}), {})),
+            Verdict::faster);
+  EXPECT_EQ(only_verdict(run_gate(base, table({timed_row("1", 10.2, 10.1, 10.3)}), {})),
+            Verdict::same);
 
   auto untimed = timed_row("1", 0, 0, 0);
   untimed.timing.reset();
@@ -85,11 +102,13 @@ TEST(Gate, EveryVerdict) {
     EXPECT_EQ(r.exit_code(), kGateInvalid);
   }
 
-  const GateReport added = run_gate(base, table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 5, 5, 5)}), {});
+  const GateReport added =
+      run_gate(base, table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 5, 5, 5)}), {});
   EXPECT_EQ(added.counts.at(Verdict::added), 1);
   EXPECT_EQ(added.exit_code(), kGatePass);
 
-  const GateReport missing = run_gate(table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 5, 5, 5)}), base, {});
+  const GateReport missing =
+      run_gate(table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 5, 5, 5)}), base, {});
   EXPECT_EQ(missing.counts.at(Verdict::missing), 1);
   EXPECT_EQ(missing.exit_code(), kGateInvalid);
 }
@@ -115,8 +134,9 @@ TEST(Gate, EmptyCurrentFailsEmptyBaselineIsRefused) {
 }
 
 TEST(Gate, DuplicateKeysAreRefusedByName) {
-  const auto dup = table({timed_row("1", 10, 9.9, 10.1), timed_row("7", 1, 1, 1), timed_row("1", 11, 11, 11)},
-                         "dup.csv");
+  const auto dup =
+      table({timed_row("1", 10, 9.9, 10.1), timed_row("7", 1, 1, 1), timed_row("1", 11, 11, 11)},
+            "dup.csv");
   try {
     run_gate(dup, table({timed_row("1", 10, 9.9, 10.1)}), {});
     FAIL() << "expected GateError";

@@ -102,7 +102,8 @@ TEST_F(Gpu, CacheWriteBf16EverySlotPattern) {
 TEST_F(Gpu, CacheWriteLayoutsStridesAndOddSizes) {
   for (auto layout : {Layout::nhd, Layout::hnd})
     for (bool interleaved : {false, true})
-      for (auto [H, D, BS] : {std::tuple{8, 80, 16}, std::tuple{1, 576, 64}, std::tuple{3, 96, 1}}) {
+      for (auto [H, D, BS] :
+           {std::tuple{8, 80, 16}, std::tuple{1, 576, 64}, std::tuple{3, 96, 1}}) {
         Case c = cache(100, H, D, BS);
         c.layout = layout;
         c.kv_interleaved = interleaved;
@@ -155,8 +156,8 @@ std::string memory_shortfall(double device_gb, double host_gb) {
     return "needs " + std::to_string(device_gb) + " GB of device memory, " +
            std::to_string(static_cast<double>(free_bytes) / 1e9) + " GB free";
   if (host_total * 0.8 < host_gb)
-    return "needs " + std::to_string(host_gb) + " GB of host memory, " + std::to_string(host_total) +
-           " GB installed";
+    return "needs " + std::to_string(host_gb) + " GB of host memory, " +
+           std::to_string(host_total) + " GB installed";
   return "";
 }
 
@@ -220,7 +221,8 @@ TEST_F(Gpu, AFailingLaunchThrowsAndReleasesTheStream) {
   const Stream stream;
   RunSettings s;
   s.mode = TimingMode::hot;
-  EXPECT_THROW(measure([](cudaStream_t) { return cudaErrorInvalidValue; }, stream.get(), s), CudaError);
+  EXPECT_THROW(measure([](cudaStream_t) { return cudaErrorInvalidValue; }, stream.get(), s),
+               CudaError);
   // The blocking kernel was released: the stream drains well before its timeout.
   KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   EXPECT_FALSE(blocking_kernel_timed_out());

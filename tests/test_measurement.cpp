@@ -2,10 +2,9 @@
 // calibration file, the metadata sidecar, derived columns, the progress line.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "core/calibration.hpp"
 #include "core/csv.hpp"
@@ -119,12 +118,27 @@ TEST(Calibration, CachePathPrecedence) {
   EXPECT_EQ(calibration_cache_path(u, "", "/x", "/h"), "/x/kvbench/calibration/GPU-1.json");
   EXPECT_EQ(calibration_cache_path(u, nullptr, nullptr, "/h"),
             "/h/.cache/kvbench/calibration/GPU-1.json");
-  EXPECT_EQ(calibration_cache_path(u, nullptr, nullptr, nullptr), ".kvbench-cache/calibration/GPU-1.json");
+  EXPECT_EQ(calibration_cache_path(u, nullptr, nullptr, nullptr),
+            ".kvbench-cache/calibration/GPU-1.json");
 }
 
 TEST(Metadata, UuidAndHash) {
-  const char bytes[16] = {0x01, 0x23, 0x45, 0x67, static_cast<char>(0x89), static_cast<char>(0xab),
-                          static_cast<char>(0xcd), static_cast<char>(0xef), 0, 1, 2, 3, 4, 5, 6, 7};
+  const char bytes[16] = {0x01,
+                          0x23,
+                          0x45,
+                          0x67,
+                          static_cast<char>(0x89),
+                          static_cast<char>(0xab),
+                          static_cast<char>(0xcd),
+                          static_cast<char>(0xef),
+                          0,
+                          1,
+                          2,
+                          3,
+                          4,
+                          5,
+                          6,
+                          7};
   EXPECT_EQ(format_uuid(bytes), "GPU-01234567-89ab-cdef-0001-020304050607");
   // FNV-1a 64 test vectors (Fowler, Noll, Vo).
   EXPECT_EQ(fnv1a64_hex(""), "cbf29ce484222325");

@@ -19,7 +19,9 @@ namespace {
 constexpr unsigned char kCanary = 0xA5;
 using Bytes = std::vector<unsigned char>;
 
-Bytes bytes(std::int64_t elems, DType t) { return Bytes(static_cast<std::size_t>(elems) * size_of(t)); }
+Bytes bytes(std::int64_t elems, DType t) {
+  return Bytes(static_cast<std::size_t>(elems) * size_of(t));
+}
 
 // A concat case as the runner lays it out: [guard | k | guard], canary-filled, k by the reference.
 struct ConcatRun {
@@ -38,8 +40,9 @@ struct ConcatRun {
     Bytes out = bytes(g.k_elems + 2 * g.guard_elems, c.out_dtype);
     std::memset(out.data(), kCanary, out.size());
     ref::concat_and_cast_mha_k({in, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim, c.rope_dim,
-                                nope_data, rope_data, out.data() + g.guard_elems * size_of(c.out_dtype),
-                                nope_s0, nope_s1, rope_s0, g.k_s0, g.k_s1});
+                                nope_data, rope_data,
+                                out.data() + g.guard_elems * size_of(c.out_dtype), nope_s0, nope_s1,
+                                rope_s0, g.k_s0, g.k_s1});
     return out;
   }
   Bytes expected() const {
@@ -54,7 +57,8 @@ struct ConcatRun {
                              [&](std::int64_t i) { return locate_concat(c, g, i); });
   }
   std::size_t k_offset(std::int64_t t, std::int64_t h, std::int64_t d) const {
-    return static_cast<std::size_t>(g.guard_elems + t * g.k_s0 + h * g.k_s1 + d) * size_of(c.out_dtype);
+    return static_cast<std::size_t>(g.guard_elems + t * g.k_s0 + h * g.k_s1 + d) *
+           size_of(c.out_dtype);
   }
 };
 
@@ -113,9 +117,9 @@ TEST(PlantedCpu, DoubleRoundingThroughBf16IsCaught) {
   to_bf16.nope = run.nope;
   to_bf16.rope = run.rope;
   const Bytes mid = to_bf16.expected();
-  const Bytes wrong =
-      run.output(DType::bf16, mid.data() + 2 * run.g.guard_elems, mid.data() + 2 * run.g.guard_elems + 2 * run.c.head_dim,
-                 run.g.k_s0, run.g.k_s1, run.g.k_s0);
+  const Bytes wrong = run.output(DType::bf16, mid.data() + 2 * run.g.guard_elems,
+                                 mid.data() + 2 * run.g.guard_elems + 2 * run.c.head_dim,
+                                 run.g.k_s0, run.g.k_s1, run.g.k_s0);
   const std::string v = run.verdict(wrong);
   EXPECT_NE(v.find(" elements differ; first: k[t="), std::string::npos) << v;
 }
@@ -163,23 +167,42 @@ struct CacheRun {
     fill_random(c.in_dtype, key.data(), g.key_elems, 6);
     fill_random(c.in_dtype, value.data(), g.key_elems, 7);
   }
-  Bytes output(const std::vector<std::int64_t>& slot_mapping, const std::vector<std::int64_t>& swa) const {
+  Bytes output(const std::vector<std::int64_t>& slot_mapping,
+               const std::vector<std::int64_t>& swa) const {
     Bytes out = bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype);
     std::memset(out.data(), kCanary, out.size());
     unsigned char* k = out.data() + g.guard_elems * size_of(c.out_dtype);
-    ref::reshape_and_cache_flash({c.in_dtype, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim,
-                                  c.block_size, g.num_blocks, key.data(), value.data(), g.key_s0,
-                                  g.key_s1, g.key_s0, g.key_s1, slot_mapping.data(),
-                                  c.swa ? swa.data() : nullptr, static_cast<std::int64_t>(swa.size()),
-                                  g.skip_slot, c.layout, k,
-                                  k + g.value_cache_offset * size_of(c.out_dtype), g.block_stride,
-                                  ScaleMode::none, nullptr, nullptr});
+    ref::reshape_and_cache_flash({c.in_dtype,
+                                  c.out_dtype,
+                                  c.num_tokens,
+                                  c.num_heads,
+                                  c.head_dim,
+                                  c.block_size,
+                                  g.num_blocks,
+                                  key.data(),
+                                  value.data(),
+                                  g.key_s0,
+                                  g.key_s1,
+                                  g.key_s0,
+                                  g.key_s1,
+                                  slot_mapping.data(),
+                                  c.swa ? swa.data() : nullptr,
+                                  static_cast<std::int64_t>(swa.size()),
+                                  g.skip_slot,
+                                  c.layout,
+                                  k,
+                                  k + g.value_cache_offset * size_of(c.out_dtype),
+                                  g.block_stride,
+                                  ScaleMode::none,
+                                  nullptr,
+                                  nullptr});
     return out;
   }
   std::string verdict(const Bytes& actual) const {
     const auto elems = static_cast<std::int64_t>(actual.size() / size_of(c.out_dtype));
     const Bytes expected = output(slots.slot_mapping, slots.swa_table);
-    const CompareResult r = compare_bitwise(expected.data(), actual.data(), elems, size_of(c.out_dtype), 8);
+    const CompareResult r =
+        compare_bitwise(expected.data(), actual.data(), elems, size_of(c.out_dtype), 8);
     if (r.count == 0) return "";
     const auto owners = slot_owners(slots, g);
     return report_mismatches(r, elems, c.out_dtype, [&](std::int64_t i) {
@@ -212,7 +235,8 @@ TEST(PlantedCpu, CacheSlotOffByOneIsCaught) {
   std::vector<std::int64_t> shifted = run.slots.slot_mapping;
   for (auto& s : shifted) ++s;  // contiguous from slot 3: still in range
   const std::string v = run.verdict(run.output(shifted, run.slots.swa_table));
-  EXPECT_NE(v.find("key_cache[block 0, offset 3, head 0, dim 0] (slot 3) owned"), std::string::npos) << v;
+  EXPECT_NE(v.find("key_cache[block 0, offset 3, head 0, dim 0] (slot 3) owned"), std::string::npos)
+      << v;
 }
 
 TEST(PlantedCpu, SwaLookupBeforeTheNegativeCheckIsCaught) {
@@ -242,7 +266,8 @@ TEST(PlantedCpu, CachePaddingAndGuardWritesAreCaught) {
   const std::string v = run.verdict(wrong);
   EXPECT_EQ(v.substr(0, v.find(" of ")), "2") << v;
   EXPECT_NE(v.find("guard before the caches (+" + std::to_string(run.g.guard_elems - 1) + ")"),
-            std::string::npos) << v;
+            std::string::npos)
+      << v;
   EXPECT_NE(v.find("padding (outside any K/V element)"), std::string::npos) << v;
 }
 

@@ -110,13 +110,16 @@ TEST_F(Planted, CachePaddingTokenWritten) {
   expect_caught(cache(SlotPattern::padded), Bug::padding_written, "guard before the caches");
 }
 TEST_F(Planted, CacheSwaLookupBeforeNegativeCheck) {
-  expect_caught(cache(SlotPattern::padded, true), Bug::swa_before_negative, "which no token writes");
+  expect_caught(cache(SlotPattern::padded, true), Bug::swa_before_negative,
+                "which no token writes");
 }
 TEST_F(Planted, CacheWrongHeadStrideForHnd) {
-  expect_caught(cache(SlotPattern::random, false, Layout::hnd), Bug::cache_head_stride, "_cache[block");
+  expect_caught(cache(SlotPattern::random, false, Layout::hnd), Bug::cache_head_stride,
+                "_cache[block");
 }
 TEST_F(Planted, CacheSkipSlotWritten) {
-  expect_caught(cache(SlotPattern::skip), Bug::skip_slot_written, "(slot 0), which no token writes");
+  expect_caught(cache(SlotPattern::skip), Bug::skip_slot_written,
+                "(slot 0), which no token writes");
 }
 TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
   Case c = cache(SlotPattern::random);
@@ -136,16 +139,17 @@ TEST_F(Planted, SaveTensorsWritesTheFailingCase) {
   o.case_tag = "bad";
   const Row row = run(cache(SlotPattern::padded, true), Bug::swa_before_negative, o);
   ASSERT_EQ(row.status, Status::incorrect);
-  for (const char* f : {"key.bf16.npy", "value.bf16.npy", "slot_mapping.i64.npy",
-                        "swa_slot_mapping.i64.npy", "cache_expected.bf16.npy",
-                        "cache_actual.bf16.npy", "case.txt"})
+  for (const char* f :
+       {"key.bf16.npy", "value.bf16.npy", "slot_mapping.i64.npy", "swa_slot_mapping.i64.npy",
+        "cache_expected.bf16.npy", "cache_actual.bf16.npy", "case.txt"})
     EXPECT_TRUE(fs::exists(dir / "bad" / f)) << f;
   std::ifstream in(dir / "bad" / "cache_actual.bf16.npy", std::ios::binary);
   std::string magic(8, '\0');
   in.read(magic.data(), 8);
   EXPECT_EQ(magic, std::string("\x93NUMPY\x01\x00", 8));
   o.case_tag = "good";
-  EXPECT_EQ(run_case(cache(SlotPattern::padded, true), settings_, device_, o).status, Status::passed);
+  EXPECT_EQ(run_case(cache(SlotPattern::padded, true), settings_, device_, o).status,
+            Status::passed);
   EXPECT_FALSE(fs::exists(dir / "good"));
 }
 
@@ -159,7 +163,8 @@ TEST_F(Planted, CheckBoundsReportsTheFirstBadTokenFromTheDevice) {
     checked.check_bounds = true;
     const Row row = run(c, Bug::slot_off_by_one, checked);
     EXPECT_EQ(row.status, Status::rejected);
-    EXPECT_NE(row.reason.find("found on the device by --check-bounds"), std::string::npos) << row.reason;
+    EXPECT_NE(row.reason.find("found on the device by --check-bounds"), std::string::npos)
+        << row.reason;
     // The host check names the same token.
     const Row host = run_case(c, settings_, device_);
     EXPECT_EQ(host.status, Status::rejected);
@@ -216,7 +221,8 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
   c.inject = Inject::short_stride;
   const Row row = run_case(c, settings_, device_);
   EXPECT_EQ(row.status, Status::rejected);
-  EXPECT_NE(row.reason.find("k_nope head stride 127 < NOPE = 128"), std::string::npos) << row.reason;
+  EXPECT_NE(row.reason.find("k_nope head stride 127 < NOPE = 128"), std::string::npos)
+      << row.reason;
 }
 
 }  // namespace

@@ -37,14 +37,22 @@ sweeps:
 )",
                                 "t.yaml");
   const std::vector<std::string> golden = {
-      "reshape_and_cache_flash seed_port T=1 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
-      "reshape_and_cache_flash seed_port T=16 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
-      "reshape_and_cache_flash seed_port T=1 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
-      "reshape_and_cache_flash seed_port T=16 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=off slots=random",
-      "reshape_and_cache_flash seed_port T=1 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
-      "reshape_and_cache_flash seed_port T=16 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
-      "reshape_and_cache_flash seed_port T=1 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
-      "reshape_and_cache_flash seed_port T=16 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=off slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=1 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=on slots=random",
+      "reshape_and_cache_flash seed_port T=16 H=8 D=80 BS=16 nhd bf16->bf16 strides=contiguous "
+      "scale=none swa=on slots=random",
   };
   EXPECT_EQ(listing(c), golden);
   for (const auto& k : c.cases) EXPECT_EQ(k.sweep, "s");
@@ -126,13 +134,15 @@ TEST(Sweep, ShippedConfigsExpand) {
 }
 
 TEST(SweepErrors, NameTheKeyPathAndPosition) {
-  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes:\n      num_tokns: 4\n"),
-            "t.yaml:4:7: sweeps[0].axes.num_tokns: unknown key (expected one of in_dtype, "
-            "out_dtype, scale, swa, layout, kv_interleaved, strides, slots, num_heads, head_size, "
-            "block_size, num_tokens, variant, inject)");
-  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {num_heads: [8, 0]}\n"),
-            "t.yaml:3:27: sweeps[0].axes.num_heads[1]: expected a positive integer up to "
-            "2147483647, got 0");
+  EXPECT_EQ(
+      error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes:\n      num_tokns: 4\n"),
+      "t.yaml:4:7: sweeps[0].axes.num_tokns: unknown key (expected one of in_dtype, "
+      "out_dtype, scale, swa, layout, kv_interleaved, strides, slots, num_heads, head_size, "
+      "block_size, num_tokens, variant, inject)");
+  EXPECT_EQ(
+      error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {num_heads: [8, 0]}\n"),
+      "t.yaml:3:27: sweeps[0].axes.num_heads[1]: expected a positive integer up to "
+      "2147483647, got 0");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {in_dtype: fp4}\n"),
             "t.yaml:3:22: sweeps[0].axes.in_dtype: unknown dtype 'fp4' (expected one of f32, f16, "
             "bf16, fp8_e4m3, fp8_e5m2)");
@@ -170,10 +180,12 @@ TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
             "t.yaml:1:25: settings.min_samples: expected a positive integer up to 1000000, got 0");
   EXPECT_EQ(settings_error("warmup: -1"),
             "t.yaml:1:20: settings.warmup: expected a positive integer up to 100000, got -1");
-  EXPECT_EQ(settings_error("mode: warm"),
-            "t.yaml:1:18: settings.mode: unknown timing mode 'warm' (expected one of cold, hot, graph)");
-  EXPECT_EQ(settings_error("l2_flush: evict"),
-            "t.yaml:1:22: settings.l2_flush: unknown l2 flush 'evict' (expected one of read, memset)");
+  EXPECT_EQ(
+      settings_error("mode: warm"),
+      "t.yaml:1:18: settings.mode: unknown timing mode 'warm' (expected one of cold, hot, graph)");
+  EXPECT_EQ(
+      settings_error("l2_flush: evict"),
+      "t.yaml:1:22: settings.l2_flush: unknown l2 flush 'evict' (expected one of read, memset)");
   EXPECT_EQ(settings_error("timeout_s: -2"),
             "t.yaml:1:23: settings.timeout_s: expected a number in (0, 3600], got -2");
   EXPECT_EQ(settings_error("timeout_s: 0"),
@@ -186,8 +198,9 @@ TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
             "t.yaml:1:26: settings.target_noise: expected a number in (0, 1], got .nan");
   EXPECT_EQ(settings_error("target_noise: lots"),
             "t.yaml:1:26: settings.target_noise: expected a number, got 'lots'");
-  EXPECT_EQ(settings_error("launches_per_sample: 513"),
-            "t.yaml:1:33: settings.launches_per_sample: expected a positive integer up to 512, got 513");
+  EXPECT_EQ(
+      settings_error("launches_per_sample: 513"),
+      "t.yaml:1:33: settings.launches_per_sample: expected a positive integer up to 512, got 513");
   EXPECT_EQ(settings_error("samples: 3"),
             "t.yaml:1:12: settings.samples: unknown key (expected one of seed, mode, warmup, "
             "min_samples, min_time_s, target_noise, timeout_s, launches_per_sample, l2_flush)");

@@ -48,7 +48,8 @@ TEST(Npy, WritesHeaderThenRawData) {
   ASSERT_EQ(bytes.size(), header + sizeof data);
   EXPECT_EQ(bytes.substr(0, header), npy_header("<f4", {3}));
   EXPECT_EQ(std::memcmp(bytes.data() + header, data, sizeof data), 0);
-  EXPECT_THROW(write_npy("/nonexistent/dir/x.npy", "<f4", {3}, data, sizeof data), std::runtime_error);
+  EXPECT_THROW(write_npy("/nonexistent/dir/x.npy", "<f4", {3}, data, sizeof data),
+               std::runtime_error);
 }
 
 Case concat_case() {
@@ -93,8 +94,8 @@ TEST(Locate, CacheElementsInEveryLayout) {
       const Case c = cache_case(layout, interleaved);
       const CacheGeometry g = cache_geometry(c);
       // Block 2, offset 3, head 1, dim 2 of the V cache, from the strides.
-      const std::int64_t i =
-          g.guard_elems + g.value_cache_offset + 2 * g.block_stride + 3 * g.slot_stride + g.head_stride + 2;
+      const std::int64_t i = g.guard_elems + g.value_cache_offset + 2 * g.block_stride +
+                             3 * g.slot_stride + g.head_stride + 2;
       const CacheLocation l = locate_cache(c, g, i);
       ASSERT_EQ(l.where, CacheLocation::Where::element) << to_string(layout);
       EXPECT_TRUE(l.value_cache);
@@ -155,11 +156,11 @@ TEST(Report, NamesCountCoordinatesAndValues) {
   const std::uint16_t expected[4] = {0x3F80, 0x3FC0, 0x4000, 0xA5A5};
   const std::uint16_t actual[4] = {0x3F80, 0x3FC1, 0x4000, 0x0000};
   const CompareResult r = compare_bitwise(expected, actual, 4, 2, 8);
-  const std::string s = report_mismatches(r, 4, DType::bf16, [](std::int64_t i) {
-    return "k[i=" + std::to_string(i) + "]";
-  });
+  const std::string s = report_mismatches(
+      r, 4, DType::bf16, [](std::int64_t i) { return "k[i=" + std::to_string(i) + "]"; });
   EXPECT_EQ(s.substr(0, 37), "2 of 4 elements differ; first: k[i=1]");
-  EXPECT_NE(s.find("k[i=1]: expected 1.5 (0x3fc0), got 1.5078125 (0x3fc1)"), std::string::npos) << s;
+  EXPECT_NE(s.find("k[i=1]: expected 1.5 (0x3fc0), got 1.5078125 (0x3fc1)"), std::string::npos)
+      << s;
   EXPECT_NE(s.find("; k[i=3]: expected "), std::string::npos) << s;
   EXPECT_NE(s.find("got 0 (0x0000)"), std::string::npos) << s;
 }
@@ -169,7 +170,8 @@ TEST(BadInput, StridesBelowTheDenseExtentAreNamed) {
   ConcatGeometry g = concat_geometry(c);
   EXPECT_EQ(check_concat_strides(c, g), "");
   g.k_s1 = 11;
-  EXPECT_NE(check_concat_strides(c, g).find("k head stride 11 < NOPE+ROPE = 12"), std::string::npos);
+  EXPECT_NE(check_concat_strides(c, g).find("k head stride 11 < NOPE+ROPE = 12"),
+            std::string::npos);
   g = concat_geometry(c);
   g.rope_s0 = 3;
   EXPECT_NE(check_concat_strides(c, g).find("k_rope token stride 3 < ROPE = 4"), std::string::npos);
@@ -223,15 +225,20 @@ TEST(BadInput, EveryInjectionIsRejectedByItsCheck) {
     return check_slots(s, g) + "|" + check_cache_strides(c, g) + "|" + check_scales(ks, vs);
   };
   for (bool swa : {false, true}) {
-    EXPECT_NE(run(Inject::slot_out_of_range, swa, ScaleMode::none).find(">= NB*BS"), std::string::npos);
+    EXPECT_NE(run(Inject::slot_out_of_range, swa, ScaleMode::none).find(">= NB*BS"),
+              std::string::npos);
     EXPECT_NE(run(Inject::duplicate_slot, swa, ScaleMode::none).find("already written by token"),
               std::string::npos);
   }
-  EXPECT_NE(run(Inject::swa_out_of_range, true, ScaleMode::none).find("SWA index"), std::string::npos);
-  EXPECT_NE(run(Inject::zero_scale, false, ScaleMode::per_tensor).find("is zero"), std::string::npos);
-  EXPECT_NE(run(Inject::negative_scale, false, ScaleMode::per_head).find("negative"), std::string::npos);
+  EXPECT_NE(run(Inject::swa_out_of_range, true, ScaleMode::none).find("SWA index"),
+            std::string::npos);
+  EXPECT_NE(run(Inject::zero_scale, false, ScaleMode::per_tensor).find("is zero"),
+            std::string::npos);
+  EXPECT_NE(run(Inject::negative_scale, false, ScaleMode::per_head).find("negative"),
+            std::string::npos);
   EXPECT_NE(run(Inject::nan_scale, false, ScaleMode::per_tensor).find("NaN"), std::string::npos);
-  EXPECT_NE(run(Inject::inf_scale, false, ScaleMode::per_tensor).find("infinite"), std::string::npos);
+  EXPECT_NE(run(Inject::inf_scale, false, ScaleMode::per_tensor).find("infinite"),
+            std::string::npos);
   EXPECT_NE(run(Inject::short_stride, false, ScaleMode::none).find("head stride 3 < D = 4"),
             std::string::npos);
   EXPECT_EQ(run(Inject::none, true, ScaleMode::per_head), "||");
@@ -249,7 +256,8 @@ TEST(BadInput, EveryInjectionIsRejectedByItsCheck) {
   ConcatGeometry cg = concat_geometry(cc);
   cc.inject = Inject::short_stride;
   EXPECT_EQ(inject_concat(cc, cg), "");
-  EXPECT_NE(check_concat_strides(cc, cg).find("k_nope head stride 7 < NOPE = 8"), std::string::npos);
+  EXPECT_NE(check_concat_strides(cc, cg).find("k_nope head stride 7 < NOPE = 8"),
+            std::string::npos);
   cc.inject = Inject::duplicate_slot;
   EXPECT_NE(inject_concat(cc, cg).find("does not apply"), std::string::npos);
 }

@@ -1,7 +1,6 @@
 #include "core/calibration.hpp"
 
 #include <nlohmann/json.hpp>
-
 #include <stdexcept>
 
 namespace kvbench {

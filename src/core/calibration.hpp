@@ -12,15 +12,15 @@ inline constexpr int kCalibrationVersion = 1;  // bump when the measurement chan
 struct Calibration {
   int version = kCalibrationVersion;
   std::string device, device_uuid;
-  std::string measured_at;             // ISO 8601 UTC
+  std::string measured_at;  // ISO 8601 UTC
   std::string kvbench_version, git_sha;
-  std::string mode;                    // timing mode of the copies
-  double buffer_bytes = 0;             // bytes per copy (source; the destination is as large)
-  double memcpy_gbps = 0;              // cudaMemcpyAsync D2D, read + write bytes / median
-  double copy_kernel_gbps = 0;         // 16-byte-vector copy kernel, same counting
+  std::string mode;             // timing mode of the copies
+  double buffer_bytes = 0;      // bytes per copy (source; the destination is as large)
+  double memcpy_gbps = 0;       // cudaMemcpyAsync D2D, read + write bytes / median
+  double copy_kernel_gbps = 0;  // 16-byte-vector copy kernel, same counting
   double memcpy_median_us = 0, copy_kernel_median_us = 0;
-  double measured_peak_gbps = 0;       // the larger of the two
-  double theoretical_peak_gbps = 0;    // 0: unknown
+  double measured_peak_gbps = 0;     // the larger of the two
+  double theoretical_peak_gbps = 0;  // 0: unknown
   double memory_clock_mhz = 0;
   int bus_width_bits = 0;
 };

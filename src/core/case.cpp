@@ -5,9 +5,9 @@
 namespace kvbench {
 namespace {
 
-constexpr std::int64_t kPad = 16;         // extra elements per stride in StrideMode::padded
-constexpr std::int64_t kSglangV = 128;    // V head size packed after NOPE in kv_b_proj's output
-constexpr std::int64_t kSglangLora = 512; // kv_lora_rank: the latent is 512 + ROPE wide
+constexpr std::int64_t kPad = 16;          // extra elements per stride in StrideMode::padded
+constexpr std::int64_t kSglangV = 128;     // V head size packed after NOPE in kv_b_proj's output
+constexpr std::int64_t kSglangLora = 512;  // kv_lora_rank: the latent is 512 + ROPE wide
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -22,8 +22,8 @@ std::string describe(const Case& c) {
   } else {
     os << " D=" << c.head_dim << " BS=" << c.block_size << ' ' << to_string(c.layout);
   }
-  os << ' ' << to_string(c.in_dtype) << "->" << to_string(c.out_dtype) << " strides="
-     << to_string(c.strides);
+  os << ' ' << to_string(c.in_dtype) << "->" << to_string(c.out_dtype)
+     << " strides=" << to_string(c.strides);
   if (c.kernel == Kernel::cache_write) {
     os << " scale=" << to_string(c.scale) << " swa=" << (c.swa ? "on" : "off")
        << " slots=" << to_string(c.slots) << (c.kv_interleaved ? " kv_interleaved" : "");

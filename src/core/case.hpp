@@ -70,6 +70,7 @@ CacheGeometry cache_geometry(const Case& c);
 // its slot_mapping entry, tokens with a slot >= 0 do one SWA lookup when SWA is on, and only
 // written tokens move K and V.
 std::int64_t concat_bytes(const Case& c);
-std::int64_t cache_write_bytes(const Case& c, std::int64_t swa_lookups, std::int64_t written_tokens);
+std::int64_t cache_write_bytes(const Case& c, std::int64_t swa_lookups,
+                               std::int64_t written_tokens);
 
 }  // namespace kvbench

@@ -9,7 +9,7 @@
 namespace kvbench {
 
 struct Mismatch {
-  std::int64_t index;  // element index in the buffer
+  std::int64_t index;              // element index in the buffer
   std::uint64_t expected, actual;  // raw bits
 };
 

@@ -32,23 +32,31 @@ constexpr std::size_t kTimingColumns = 16;
 
 const std::vector<std::string>& case_columns() {
   static const std::vector<std::string> cols = {
-      "kernel",    "variant",  "sweep",     "num_tokens", "num_heads", "head_dim",
-      "rope_dim",  "block_size", "in_dtype", "out_dtype", "layout",    "scale",
-      "swa",       "kv_interleaved", "strides", "slots",
+      "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
+      "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
+      "swa",      "kv_interleaved", "strides",  "slots",
   };
   return cols;
 }
 
 std::vector<std::string> case_fields(const Case& c) {
   return {
-      std::string(to_string(c.kernel)),  std::string(to_string(c.variant)),
-      quoted(c.sweep),                   std::to_string(c.num_tokens),
-      std::to_string(c.num_heads),       std::to_string(c.head_dim),
-      std::to_string(c.rope_dim),        std::to_string(c.block_size),
-      std::string(to_string(c.in_dtype)), std::string(to_string(c.out_dtype)),
-      std::string(to_string(c.layout)),  std::string(to_string(c.scale)),
-      c.swa ? "true" : "false",          c.kv_interleaved ? "true" : "false",
-      std::string(to_string(c.strides)), std::string(to_string(c.slots)),
+      std::string(to_string(c.kernel)),
+      std::string(to_string(c.variant)),
+      quoted(c.sweep),
+      std::to_string(c.num_tokens),
+      std::to_string(c.num_heads),
+      std::to_string(c.head_dim),
+      std::to_string(c.rope_dim),
+      std::to_string(c.block_size),
+      std::string(to_string(c.in_dtype)),
+      std::string(to_string(c.out_dtype)),
+      std::string(to_string(c.layout)),
+      std::string(to_string(c.scale)),
+      c.swa ? "true" : "false",
+      c.kv_interleaved ? "true" : "false",
+      std::string(to_string(c.strides)),
+      std::string(to_string(c.slots)),
   };
 }
 
@@ -56,12 +64,32 @@ const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = [] {
     std::vector<std::string> v = {"schema_version"};
     for (const auto& c : case_columns()) v.push_back(c);
-    for (const char* c :
-         {"status", "reason", "mismatches", "written_tokens", "bytes", "mode", "samples",
-          "launches_per_sample", "converged", "median_us", "mean_us", "min_us", "max_us", "p10_us",
-          "p90_us", "rel_stdev", "median_ci_rel", "gbps", "pct_of_measured_peak",
-          "pct_of_theoretical_peak", "sm_clock_mhz", "clock_low", "device", "device_uuid",
-          "git_sha", "git_dirty"})
+    for (const char* c : {"status",
+                          "reason",
+                          "mismatches",
+                          "written_tokens",
+                          "bytes",
+                          "mode",
+                          "samples",
+                          "launches_per_sample",
+                          "converged",
+                          "median_us",
+                          "mean_us",
+                          "min_us",
+                          "max_us",
+                          "p10_us",
+                          "p90_us",
+                          "rel_stdev",
+                          "median_ci_rel",
+                          "gbps",
+                          "pct_of_measured_peak",
+                          "pct_of_theoretical_peak",
+                          "sm_clock_mhz",
+                          "clock_low",
+                          "device",
+                          "device_uuid",
+                          "git_sha",
+                          "git_dirty"})
       v.emplace_back(c);
     return v;
   }();
@@ -84,15 +112,17 @@ std::string csv_line(const Row& r) {
     f.push_back(std::move(v));
   if (r.timed) {
     const Stats& s = r.stats;
-    const auto known = [](double v, int digits) { return v > 0 ? fixed(v, digits) : std::string(); };
-    for (auto v : {std::to_string(s.samples), std::to_string(r.launches_per_sample),
-                   std::string(r.converged ? "true" : "false"), fixed(s.median_us, 3),
-                   fixed(s.mean_us, 3), fixed(s.min_us, 3), fixed(s.max_us, 3), fixed(s.p10_us, 3),
-                   fixed(s.p90_us, 3), fixed(s.rel_stdev, 5),
-                   std::isfinite(s.median_ci_rel) ? fixed(s.median_ci_rel, 5) : std::string(),
-                   fixed(r.gbps, 1), known(r.pct_of_measured_peak, 1),
-                   known(r.pct_of_theoretical_peak, 1), known(r.sm_clock_mhz, 0),
-                   std::string(r.clock_low ? "true" : "false")})
+    const auto known = [](double v, int digits) {
+      return v > 0 ? fixed(v, digits) : std::string();
+    };
+    for (auto v :
+         {std::to_string(s.samples), std::to_string(r.launches_per_sample),
+          std::string(r.converged ? "true" : "false"), fixed(s.median_us, 3), fixed(s.mean_us, 3),
+          fixed(s.min_us, 3), fixed(s.max_us, 3), fixed(s.p10_us, 3), fixed(s.p90_us, 3),
+          fixed(s.rel_stdev, 5),
+          std::isfinite(s.median_ci_rel) ? fixed(s.median_ci_rel, 5) : std::string(),
+          fixed(r.gbps, 1), known(r.pct_of_measured_peak, 1), known(r.pct_of_theoretical_peak, 1),
+          known(r.sm_clock_mhz, 0), std::string(r.clock_low ? "true" : "false")})
       f.push_back(v);
   } else {
     f.resize(f.size() + kTimingColumns);  // timing columns stay empty for untimed rows

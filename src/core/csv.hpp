@@ -17,24 +17,24 @@ inline constexpr int kSchemaVersion = 1;
 struct Row {
   Case c;
   Status status = Status::failed;
-  std::string reason;             // empty when passed
-  std::int64_t mismatches = 0;    // differing output elements (incorrect rows)
+  std::string reason;           // empty when passed
+  std::int64_t mismatches = 0;  // differing output elements (incorrect rows)
   std::int64_t written_tokens = 0;
-  std::int64_t bytes = 0;         // logical bytes of SPEC.md §4
-  std::string mode;               // timing mode; empty when not timed
+  std::int64_t bytes = 0;  // logical bytes of SPEC.md §4
+  std::string mode;        // timing mode; empty when not timed
   bool timed = false;
   Stats stats;
-  int launches_per_sample = 0;    // launches per timed window
-  bool converged = false;         // the noise target was met before the timeout
-  double gbps = 0;                // bytes / median time
+  int launches_per_sample = 0;         // launches per timed window
+  bool converged = false;              // the noise target was met before the timeout
+  double gbps = 0;                     // bytes / median time
   double pct_of_measured_peak = 0;     // gbps / calibrated copy bandwidth; 0: unknown
   double pct_of_theoretical_peak = 0;  // gbps / memory clock x bus width; 0: unknown
-  double sm_clock_mhz = 0;        // effective SM clock while sampling; 0: unknown
-  bool clock_low = false;         // sm_clock_mhz below kClockLowFraction of the device's maximum
+  double sm_clock_mhz = 0;             // effective SM clock while sampling; 0: unknown
+  bool clock_low = false;  // sm_clock_mhz below kClockLowFraction of the device's maximum
   std::string device;
   std::string device_uuid;
   std::string git_sha;
-  bool git_dirty = false;         // the build had uncommitted changes
+  bool git_dirty = false;  // the build had uncommitted changes
 };
 
 // A case whose SM clock averaged below this fraction of the maximum ran throttled.

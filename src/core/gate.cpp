@@ -34,13 +34,20 @@ bool is_failure(Status s) {
 // Severity order of the report: what needs attention first.
 int rank(Verdict v) {
   switch (v) {
-    case Verdict::incorrect: return 0;
-    case Verdict::missing: return 1;
-    case Verdict::slower: return 2;
-    case Verdict::faster: return 3;
-    case Verdict::added: return 4;
-    case Verdict::unknown: return 5;
-    case Verdict::same: return 6;
+    case Verdict::incorrect:
+      return 0;
+    case Verdict::missing:
+      return 1;
+    case Verdict::slower:
+      return 2;
+    case Verdict::faster:
+      return 3;
+    case Verdict::added:
+      return 4;
+    case Verdict::unknown:
+      return 5;
+    case Verdict::same:
+      return 6;
   }
   return 7;
 }
@@ -90,11 +97,21 @@ std::string xml(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters are not allowed in XML 1.0.
         out += (static_cast<unsigned char>(ch) < 0x20 && ch != '\t') ? ' ' : ch;
@@ -126,9 +143,7 @@ std::string message(const CaseVerdict& v) {
 
 }  // namespace
 
-double spread(const Timing& t) {
-  return t.median_us > 0 ? (t.p90_us - t.p10_us) / t.median_us : 0;
-}
+double spread(const Timing& t) { return t.median_us > 0 ? (t.p90_us - t.p10_us) / t.median_us : 0; }
 
 Verdict judge(const Timing& b, const Timing& c, double threshold, double* tolerance) {
   const double band = std::max({threshold, spread(b), spread(c)});
@@ -144,9 +159,11 @@ std::string describe_axes(const ResultRow& row) {
   if (concat) {
     s += " NOPE=" + axis(row, "head_dim") + " ROPE=" + axis(row, "rope_dim");
   } else {
-    s += " D=" + axis(row, "head_dim") + " BS=" + axis(row, "block_size") + " " + axis(row, "layout");
+    s += " D=" + axis(row, "head_dim") + " BS=" + axis(row, "block_size") + " " +
+         axis(row, "layout");
   }
-  s += " " + axis(row, "in_dtype") + "->" + axis(row, "out_dtype") + " strides=" + axis(row, "strides");
+  s += " " + axis(row, "in_dtype") + "->" + axis(row, "out_dtype") +
+       " strides=" + axis(row, "strides");
   if (!concat) {
     s += " scale=" + axis(row, "scale") + " slots=" + axis(row, "slots");
     if (axis(row, "swa") == "true") s += " swa";
@@ -155,7 +172,8 @@ std::string describe_axes(const ResultRow& row) {
   return s;
 }
 
-GateReport run_gate(const ResultTable& baseline, const ResultTable& current, const GateOptions& opt) {
+GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
+                    const GateOptions& opt) {
   if (baseline.rows.empty())
     throw GateError(baseline.path + ": baseline has no rows; nothing to gate against");
   if (!opt.allow_device_mismatch) {
@@ -206,16 +224,21 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current, con
     v.note = current.rows.empty() ? "the current CSV has no rows" : "not in the current CSV";
     rep.cases.push_back(std::move(v));
   }
-  std::stable_sort(rep.cases.begin(), rep.cases.end(),
-                   [](const CaseVerdict& a, const CaseVerdict& b) { return rank(a.verdict) < rank(b.verdict); });
+  std::stable_sort(
+      rep.cases.begin(), rep.cases.end(),
+      [](const CaseVerdict& a, const CaseVerdict& b) { return rank(a.verdict) < rank(b.verdict); });
   for (Verdict v : all_values<Verdict>()) rep.counts[v] = 0;
   for (const auto& c : rep.cases) ++rep.counts[c.verdict];
   return rep;
 }
 
 int GateReport::exit_code() const {
-  const auto n = [&](Verdict v) { auto it = counts.find(v); return it == counts.end() ? 0 : it->second; };
-  if (current_rows == 0 || n(Verdict::incorrect) > 0 || n(Verdict::missing) > 0) return kGateInvalid;
+  const auto n = [&](Verdict v) {
+    auto it = counts.find(v);
+    return it == counts.end() ? 0 : it->second;
+  };
+  if (current_rows == 0 || n(Verdict::incorrect) > 0 || n(Verdict::missing) > 0)
+    return kGateInvalid;
   if (n(Verdict::slower) > 0) return kGateRegression;
   return kGatePass;
 }
@@ -230,8 +253,10 @@ std::string GateReport::summary() const {
     first = false;
   }
   switch (exit_code()) {
-    case kGatePass: return s + " -> PASS (exit 0)";
-    case kGateRegression: return s + " -> FAIL (exit 1: performance regression)";
+    case kGatePass:
+      return s + " -> PASS (exit 0)";
+    case kGateRegression:
+      return s + " -> FAIL (exit 1: performance regression)";
     default:
       return s + (current_rows == 0 ? " -> FAIL (exit 2: the current CSV has no rows)"
                                     : " -> FAIL (exit 2: incorrect or missing cases)");
@@ -240,9 +265,10 @@ std::string GateReport::summary() const {
 
 std::string markdown_report(const GateReport& r) {
   std::string s = "### kvbench compare: " + r.summary() + "\n\n";
-  s += "Baseline `" + r.baseline_path + "` (" + std::to_string(r.baseline_rows) + " rows), current `" +
-       r.current_path + "` (" + std::to_string(r.current_rows) + " rows); threshold " +
-       percent(r.threshold, false) + " or the rows' own p10-p90 spread, whichever is larger.\n\n";
+  s += "Baseline `" + r.baseline_path + "` (" + std::to_string(r.baseline_rows) +
+       " rows), current `" + r.current_path + "` (" + std::to_string(r.current_rows) +
+       " rows); threshold " + percent(r.threshold, false) +
+       " or the rows' own p10-p90 spread, whichever is larger.\n\n";
   s += "| verdict | kernel | variant | sweep | case | device | baseline us | current us | change | "
        "tolerance | note |\n";
   s += "|---|---|---|---|---|---|---:|---:|---:|---:|---|\n";
@@ -280,12 +306,14 @@ std::string junit_report(const GateReport& r) {
     char time[32];
     std::snprintf(time, sizeof time, "%.9f", secs);
     s += "    <testcase classname=\"kvbench." + xml(axis(row, "kernel")) + "." +
-         xml(axis(row, "variant")) + "\" name=\"" + xml(axis(row, "sweep") + " " + describe_axes(row)) +
-         "\" time=\"" + time + "\">";
+         xml(axis(row, "variant")) + "\" name=\"" +
+         xml(axis(row, "sweep") + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
     const std::string msg = xml(message(v));
     const std::string type(to_string(v.verdict));
-    if (v.verdict == Verdict::slower || v.verdict == Verdict::incorrect || v.verdict == Verdict::missing)
-      s += "\n      <failure type=\"" + type + "\" message=\"" + msg + "\">" + msg + "</failure>\n    ";
+    if (v.verdict == Verdict::slower || v.verdict == Verdict::incorrect ||
+        v.verdict == Verdict::missing)
+      s += "\n      <failure type=\"" + type + "\" message=\"" + msg + "\">" + msg +
+           "</failure>\n    ";
     else if (v.verdict == Verdict::unknown)
       s += "\n      <skipped message=\"" + msg + "\"/>\n    ";
     else

@@ -63,7 +63,8 @@ Verdict judge(const Timing& baseline, const Timing& current, double threshold, d
 
 // Throws GateError for an empty baseline, duplicate case keys in either file (naming them), or,
 // unless allowed, a current device that the baseline never ran on.
-GateReport run_gate(const ResultTable& baseline, const ResultTable& current, const GateOptions& opt);
+GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
+                    const GateOptions& opt);
 
 // "T=128 H=8 D=128 BS=16 bf16->bf16 ..." from a row's axes: the case without kernel/variant/sweep.
 std::string describe_axes(const ResultRow& row);

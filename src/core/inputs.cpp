@@ -74,7 +74,9 @@ void fill_random(DType type, void* dst, std::int64_t count, std::uint64_t seed) 
 
 SlotData make_slots(const Case& c, const CacheGeometry& g, std::uint64_t seed) {
   std::uint64_t state = seed ^ 0x5107'5107'5107'5107ull;
-  auto below = [&](std::int64_t n) { return static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(n)); };
+  auto below = [&](std::int64_t n) {
+    return static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(n));
+  };
   const std::int64_t T = c.num_tokens;
   const bool skip = c.slots == SlotPattern::skip;
   const std::int64_t first = skip ? 1 : 0;  // slot 0 is the skip slot: never drawn as a target

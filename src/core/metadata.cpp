@@ -1,17 +1,16 @@
 #include "core/metadata.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <ctime>
+#include <nlohmann/json.hpp>
 
 namespace kvbench {
 namespace {
 
 nlohmann::ordered_json stats_json(const Stats& s) {
-  return {{"samples", s.samples},   {"median_us", s.median_us}, {"mean_us", s.mean_us},
-          {"min_us", s.min_us},     {"max_us", s.max_us},       {"p10_us", s.p10_us},
-          {"p90_us", s.p90_us},     {"rel_stdev", s.rel_stdev}};
+  return {{"samples", s.samples}, {"median_us", s.median_us}, {"mean_us", s.mean_us},
+          {"min_us", s.min_us},   {"max_us", s.max_us},       {"p10_us", s.p10_us},
+          {"p90_us", s.p90_us},   {"rel_stdev", s.rel_stdev}};
 }
 
 }  // namespace

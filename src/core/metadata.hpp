@@ -16,7 +16,7 @@ namespace kvbench {
 struct DeviceDetails {
   std::string name;
   std::string uuid;
-  int compute_capability = 0;    // major * 10 + minor
+  int compute_capability = 0;  // major * 10 + minor
   int sm_count = 0;
   std::size_t l2_bytes = 0;
   std::size_t global_memory_bytes = 0;

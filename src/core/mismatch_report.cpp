@@ -41,7 +41,8 @@ std::string locate_concat(const Case& c, const ConcatGeometry& g, std::int64_t i
   const std::int64_t t = j / g.k_s0, r = j % g.k_s0;
   const std::int64_t h = r / g.k_s1, d = r % g.k_s1;
   const std::string tok = "t=" + std::to_string(t);
-  if (h >= c.num_heads) return rel(("padding after k[" + tok + "]").c_str(), r - c.num_heads * g.k_s1);
+  if (h >= c.num_heads)
+    return rel(("padding after k[" + tok + "]").c_str(), r - c.num_heads * g.k_s1);
   const std::string th = tok + ", h=" + std::to_string(h);
   const std::int64_t width = c.head_dim + c.rope_dim;
   if (d >= width) return rel(("padding after k[" + th + "]").c_str(), d - width);
@@ -90,10 +91,14 @@ CacheLocation locate_cache(const Case& c, const CacheGeometry& g, std::int64_t i
 
 std::string to_string(const CacheLocation& l) {
   switch (l.where) {
-    case CacheLocation::Where::guard_before: return rel("guard before the caches", l.rel);
-    case CacheLocation::Where::guard_after: return rel("guard after the caches", l.rel);
-    case CacheLocation::Where::padding: return "padding (outside any K/V element)";
-    case CacheLocation::Where::element: break;
+    case CacheLocation::Where::guard_before:
+      return rel("guard before the caches", l.rel);
+    case CacheLocation::Where::guard_after:
+      return rel("guard after the caches", l.rel);
+    case CacheLocation::Where::padding:
+      return "padding (outside any K/V element)";
+    case CacheLocation::Where::element:
+      break;
   }
   return std::string(l.value_cache ? "value_cache" : "key_cache") + "[block " +
          std::to_string(l.block) + ", offset " + std::to_string(l.offset) + ", head " +
@@ -135,9 +140,15 @@ std::string format_value(DType t, std::uint64_t bits) {
       v = f;
       break;
     }
-    case DType::f16: v = decode_minifloat(bits, 5, 10, 15, true); break;
-    case DType::fp8_e4m3: v = decode_minifloat(bits, 4, 3, 7, false); break;
-    case DType::fp8_e5m2: v = decode_minifloat(bits, 5, 2, 15, true); break;
+    case DType::f16:
+      v = decode_minifloat(bits, 5, 10, 15, true);
+      break;
+    case DType::fp8_e4m3:
+      v = decode_minifloat(bits, 4, 3, 7, false);
+      break;
+    case DType::fp8_e5m2:
+      v = decode_minifloat(bits, 5, 2, 15, true);
+      break;
   }
   char buf[64];
   const int width = static_cast<int>(2 * size_of(t));
@@ -154,8 +165,8 @@ std::string report_mismatches(const CompareResult& r, std::int64_t elems, DType 
   std::string out = std::to_string(r.count) + " of " + std::to_string(elems) + " elements differ";
   for (std::size_t i = 0; i < r.first.size(); ++i) {
     const Mismatch& m = r.first[i];
-    out += (i ? "; " : "; first: ") + where(m.index) + ": expected " +
-           format_value(t, m.expected) + ", got " + format_value(t, m.actual);
+    out += (i ? "; " : "; first: ") + where(m.index) + ": expected " + format_value(t, m.expected) +
+           ", got " + format_value(t, m.actual);
   }
   return out;
 }

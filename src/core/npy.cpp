@@ -7,11 +7,15 @@ namespace kvbench {
 
 std::string npy_descr(DType t) {
   switch (t) {
-    case DType::f32: return "<f4";
-    case DType::f16: return "<f2";
-    case DType::bf16: return "<u2";
+    case DType::f32:
+      return "<f4";
+    case DType::f16:
+      return "<f2";
+    case DType::bf16:
+      return "<u2";
     case DType::fp8_e4m3:
-    case DType::fp8_e5m2: return "|u1";
+    case DType::fp8_e5m2:
+      return "|u1";
   }
   return "|u1";
 }
@@ -20,7 +24,8 @@ std::string npy_header(const std::string& descr, const std::vector<std::int64_t>
   std::string dims;
   for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
   if (shape.size() == 1) dims += ",";  // a Python 1-tuple
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  std::string dict =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
   constexpr std::size_t kPrefix = 10;  // magic (6) + version (2) + header length (2)
   const std::size_t total = (kPrefix + dict.size() + 1 + 63) / 64 * 64;
   dict.append(total - kPrefix - dict.size() - 1, ' ');

@@ -21,7 +21,8 @@ std::string format_duration(double seconds) {
 std::string progress_line(std::size_t done, std::size_t total, double elapsed_s) {
   std::string eta = "?";
   if (done > 0 && done <= total)
-    eta = format_duration(elapsed_s / static_cast<double>(done) * static_cast<double>(total - done));
+    eta =
+        format_duration(elapsed_s / static_cast<double>(done) * static_cast<double>(total - done));
   return "[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
          format_duration(elapsed_s) + " elapsed, ETA " + eta;
 }

@@ -21,9 +21,9 @@ namespace {
 // The columns the gate reads. fccp wants their count at compile time, hence literals here and
 // not case_columns(); test_gate checks the axis part equals it.
 constexpr std::array<const char*, 16> kAxisColumns = {
-    "kernel", "variant",  "sweep",     "num_tokens", "num_heads", "head_dim",
-    "rope_dim", "block_size", "in_dtype", "out_dtype", "layout",  "scale",
-    "swa",    "kv_interleaved", "strides", "slots"};
+    "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
+    "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
+    "swa",      "kv_interleaved", "strides",  "slots"};
 constexpr std::array<const char*, 7> kOtherColumns = {
     "schema_version", "status", "reason", "median_us", "p10_us", "p90_us", "device"};
 constexpr std::size_t kColumns = kAxisColumns.size() + kOtherColumns.size();
@@ -52,7 +52,8 @@ std::string where(const std::string& path, unsigned line) {
     throw ResultCsvError(where(path, 1) + "missing column '" + m->column_name +
                          "' in the header (is this a kvbench result CSV?)");
   if (auto* d = dynamic_cast<const io::error::duplicated_column_in_header*>(&e))
-    throw ResultCsvError(where(path, 1) + "column '" + d->column_name + "' appears twice in the header");
+    throw ResultCsvError(where(path, 1) + "column '" + d->column_name +
+                         "' appears twice in the header");
   if (auto* f = dynamic_cast<const io::error::too_few_columns*>(&e))
     throw ResultCsvError(where(path, static_cast<unsigned>(f->file_line)) +
                          "too few columns (truncated line?)");

@@ -41,7 +41,7 @@ Stats summarize(std::vector<double> v) {
 double median_ci_rel(std::vector<double> v) {
   const double inf = std::numeric_limits<double>::infinity();
   const double n = static_cast<double>(v.size());
-  const double j = std::floor(n / 2 - 0.98 * std::sqrt(n));       // 1-based ranks
+  const double j = std::floor(n / 2 - 0.98 * std::sqrt(n));  // 1-based ranks
   const double k = std::ceil(1 + n / 2 + 0.98 * std::sqrt(n));
   if (j < 1 || k > n) return inf;
   std::sort(v.begin(), v.end());

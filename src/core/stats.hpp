@@ -25,12 +25,12 @@ double median_ci_rel(std::vector<double> samples_us);
 // When adaptive sampling stops (RunSettings has the meaning of each limit).
 struct StopRule {
   int min_samples = 10;
-  double min_time_s = 0;     // sum of the timed windows
-  double target_noise = 0;   // bound on median_ci_rel
-  double timeout_s = 0;      // wall clock
+  double min_time_s = 0;    // sum of the timed windows
+  double target_noise = 0;  // bound on median_ci_rel
+  double timeout_s = 0;     // wall clock
 };
 enum class StopReason { more, converged, timeout };
-StopReason should_stop(const StopRule& rule, const std::vector<double>& samples_us,
-                       double timed_s, double wall_s);
+StopReason should_stop(const StopRule& rule, const std::vector<double>& samples_us, double timed_s,
+                       double wall_s);
 
 }  // namespace kvbench

@@ -25,7 +25,9 @@ std::string where(const std::string& source, const YAML::Node& node, const std::
   throw ConfigError(where(source, node, path) + ": " + what);
 }
 
-std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : "<not a scalar>"; }
+std::string scalar_text(const YAML::Node& n) {
+  return n.IsScalar() ? n.Scalar() : "<not a scalar>";
+}
 
 std::int64_t positive_int(const std::string& source, const YAML::Node& n, const std::string& path,
                           std::int64_t max = std::numeric_limits<std::int32_t>::max()) {
@@ -84,9 +86,9 @@ Apply bool_axis(bool Case::*field) {
 // one shape's token counts, and each case's variants, sit together in the output.
 const std::vector<Axis>& axes_of(Kernel k) {
   static const std::vector<Axis> concat = {
-      {"in_dtype", enum_axis(&Case::in_dtype)},   {"out_dtype", enum_axis(&Case::out_dtype)},
-      {"strides", enum_axis(&Case::strides)},     {"num_heads", int_axis(&Case::num_heads)},
-      {"nope_dim", int_axis(&Case::head_dim)},    {"rope_dim", int_axis(&Case::rope_dim)},
+      {"in_dtype", enum_axis(&Case::in_dtype)},    {"out_dtype", enum_axis(&Case::out_dtype)},
+      {"strides", enum_axis(&Case::strides)},      {"num_heads", int_axis(&Case::num_heads)},
+      {"nope_dim", int_axis(&Case::head_dim)},     {"rope_dim", int_axis(&Case::rope_dim)},
       {"num_tokens", int_axis(&Case::num_tokens)}, {"variant", enum_axis(&Case::variant)},
       {"inject", enum_axis(&Case::inject)},
   };
@@ -141,12 +143,14 @@ void check_keys(const std::string& source, const YAML::Node& map, const std::str
 
 // YAML merge keys (`<<: *anchor`), which yaml-cpp leaves to the application: entries of the
 // merged map(s) first, then the map's own entries override them. Value nodes keep their marks.
-YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map, const std::string& path) {
+YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map,
+                           const std::string& path) {
   if (!map.IsMap() || !map["<<"]) return map;
   YAML::Node out(YAML::NodeType::Map);
   const YAML::Node base = map["<<"];
   auto merge_one = [&](const YAML::Node& m) {
-    if (!m.IsMap()) fail(source, m, path + ".<<", "expected a mapping (or list of mappings) to merge");
+    if (!m.IsMap())
+      fail(source, m, path + ".<<", "expected a mapping (or list of mappings) to merge");
     for (const auto& kv : m) out[kv.first.as<std::string>()] = kv.second;
   };
   if (base.IsSequence())
@@ -183,15 +187,16 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
     if (!v.IsScalar() || !YAML::convert<std::uint64_t>::decode(v, s.seed))
-      fail(source, v, "settings.seed", "expected a non-negative integer, got '" + scalar_text(v) + "'");
+      fail(source, v, "settings.seed",
+           "expected a non-negative integer, got '" + scalar_text(v) + "'");
   }
   if (n["mode"]) s.mode = enum_value<TimingMode>(source, n["mode"], "settings.mode");
   if (n["l2_flush"]) s.l2_flush = enum_value<L2Flush>(source, n["l2_flush"], "settings.l2_flush");
   if (n["warmup"])
     s.warmup = static_cast<int>(positive_int(source, n["warmup"], "settings.warmup", kMaxWarmup));
   if (n["min_samples"])
-    s.min_samples =
-        static_cast<int>(positive_int(source, n["min_samples"], "settings.min_samples", kMaxMinSamples));
+    s.min_samples = static_cast<int>(
+        positive_int(source, n["min_samples"], "settings.min_samples", kMaxMinSamples));
   if (n["launches_per_sample"])
     s.launches_per_sample = static_cast<int>(positive_int(
         source, n["launches_per_sample"], "settings.launches_per_sample", kMaxLaunchesPerSample));
@@ -210,7 +215,9 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   if (!sweep.IsMap()) fail(source, sweep, path, "expected a mapping with kernel and axes");
   check_keys(source, sweep, path, {"name", "kernel", "axes"});
   const YAML::Node kernel_node = sweep["kernel"];
-  if (!kernel_node) fail(source, sweep, path + ".kernel", "missing (expected one of " + joined_names<Kernel>() + ")");
+  if (!kernel_node)
+    fail(source, sweep, path + ".kernel",
+         "missing (expected one of " + joined_names<Kernel>() + ")");
   const Kernel kernel = enum_value<Kernel>(source, kernel_node, path + ".kernel");
   Case base = default_case(kernel);
   base.sweep = "sweep" + std::to_string(index);
@@ -228,7 +235,8 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   const auto& specs = axes_of(kernel);
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);
-  if (axes && !axes.IsMap()) fail(source, axes, path + ".axes", "expected a mapping of axis: value or [values]");
+  if (axes && !axes.IsMap())
+    fail(source, axes, path + ".axes", "expected a mapping of axis: value or [values]");
   if (axes) check_keys(source, axes, path + ".axes", names);
 
   // Per axis: its values (one node each), validated now so errors point at the value.
@@ -289,16 +297,19 @@ Config parse_config(const std::string& text, const std::string& source) {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::ostringstream os;
-    os << source << ':' << e.mark.line + 1 << ':' << e.mark.column + 1 << ": YAML syntax error: " << e.msg;
+    os << source << ':' << e.mark.line + 1 << ':' << e.mark.column + 1
+       << ": YAML syntax error: " << e.msg;
     throw ConfigError(os.str());
   }
-  if (!root.IsMap()) throw ConfigError(source + ": expected a mapping with a 'sweeps' list at the top");
+  if (!root.IsMap())
+    throw ConfigError(source + ": expected a mapping with a 'sweeps' list at the top");
   check_keys(source, root, "", {"settings", "sweeps"});
   Config config;
   config.settings = parse_settings(source, root["settings"]);
   const YAML::Node sweeps = root["sweeps"];
   if (!sweeps) throw ConfigError(source + ": sweeps: missing (expected a list of sweeps)");
-  if (!sweeps.IsSequence() || sweeps.size() == 0) fail(source, sweeps, "sweeps", "expected a non-empty list of sweeps");
+  if (!sweeps.IsSequence() || sweeps.size() == 0)
+    fail(source, sweeps, "sweeps", "expected a non-empty list of sweeps");
   for (std::size_t i = 0; i < sweeps.size(); ++i)
     expand_sweep(source, sweeps[i], "sweeps[" + std::to_string(i) + "]", config.cases, i);
   return config;

@@ -32,12 +32,12 @@ class ConfigError : public std::runtime_error {
 struct RunSettings {
   std::uint64_t seed = 1;
   TimingMode mode = TimingMode::graph;
-  int warmup = 10;               // untimed samples before sampling
-  int min_samples = 10;          // timed samples, at least
-  double min_time_s = 0.01;      // sum of the timed windows (GPU time), at least; 0: no minimum
-  double target_noise = 0.005;   // relative half-width of the median's 95% CI to stop at
-  double timeout_s = 5;          // wall-clock limit on one case's sampling
-  int launches_per_sample = 20;  // hot and graph: launches per timed window (cold: always 1)
+  int warmup = 10;                   // untimed samples before sampling
+  int min_samples = 10;              // timed samples, at least
+  double min_time_s = 0.01;          // sum of the timed windows (GPU time), at least; 0: no minimum
+  double target_noise = 0.005;       // relative half-width of the median's 95% CI to stop at
+  double timeout_s = 5;              // wall-clock limit on one case's sampling
+  int launches_per_sample = 20;      // hot and graph: launches per timed window (cold: always 1)
   L2Flush l2_flush = L2Flush::read;  // how cold mode empties L2
 };
 

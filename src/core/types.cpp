@@ -182,9 +182,9 @@ const std::vector<E>& all_values() {
   return values;
 }
 
-#define KVBENCH_INSTANTIATE(E)                     \
-  template E from_string<E>(std::string_view);     \
-  template const std::vector<E>& all_values<E>();  \
+#define KVBENCH_INSTANTIATE(E)                    \
+  template E from_string<E>(std::string_view);    \
+  template const std::vector<E>& all_values<E>(); \
   template std::string joined_names<E>();
 KVBENCH_INSTANTIATE(DType)
 KVBENCH_INSTANTIATE(Kernel)
@@ -202,11 +202,14 @@ KVBENCH_INSTANTIATE(L2Flush)
 
 std::size_t size_of(DType t) {
   switch (t) {
-    case DType::f32: return 4;
+    case DType::f32:
+      return 4;
     case DType::f16:
-    case DType::bf16: return 2;
+    case DType::bf16:
+      return 2;
     case DType::fp8_e4m3:
-    case DType::fp8_e5m2: return 1;
+    case DType::fp8_e5m2:
+      return 1;
   }
   return 0;
 }

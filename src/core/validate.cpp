@@ -80,17 +80,22 @@ std::string check_scales(const std::vector<float>& k_scale, const std::vector<fl
     for (std::size_t i = 0; i < scales->size(); ++i) {
       const float s = (*scales)[i];
       if (std::isfinite(s) && s > 0) continue;
-      const std::string name = std::string(scales == &k_scale ? "k_scale" : "v_scale") + "[" +
-                               std::to_string(i) + "]";
-      const char* what = std::isnan(s) ? "NaN" : std::isinf(s) ? "infinite" : s == 0 ? "zero" : "negative";
-      return name + " is " + what + " (" + std::to_string(s) + "); scales must be positive and finite";
+      const std::string name =
+          std::string(scales == &k_scale ? "k_scale" : "v_scale") + "[" + std::to_string(i) + "]";
+      const char* what = std::isnan(s)   ? "NaN"
+                         : std::isinf(s) ? "infinite"
+                         : s == 0        ? "zero"
+                                         : "negative";
+      return name + " is " + what + " (" + std::to_string(s) +
+             "); scales must be positive and finite";
     }
   return "";
 }
 
 std::string inject_concat(const Case& c, ConcatGeometry& g) {
   switch (c.inject) {
-    case Inject::none: return "";
+    case Inject::none:
+      return "";
     case Inject::short_stride:
       if (c.head_dim < 2) return "this injection needs NOPE >= 2";
       g.nope_s1 = c.head_dim - 1;
@@ -100,7 +105,8 @@ std::string inject_concat(const Case& c, ConcatGeometry& g) {
   }
 }
 
-std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s, std::vector<float>& k_scale) {
+std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s,
+                         std::vector<float>& k_scale) {
   const std::string name = "this injection";
   const std::vector<std::size_t> written = written_tokens(s, g);
   // The token to corrupt: a written one from the middle, so the check must scan to find it.
@@ -108,7 +114,8 @@ std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s, std::vect
   const std::size_t victim = have ? written[written.size() / 2] : 0;
   const bool swa = !s.swa_table.empty();
   switch (c.inject) {
-    case Inject::none: return "";
+    case Inject::none:
+      return "";
     case Inject::slot_out_of_range:
       if (!have) return name + " needs a written token";
       if (swa)

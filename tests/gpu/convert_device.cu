@@ -1,7 +1,6 @@
-#include "tests/gpu/convert_device.hpp"
-
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
+#include "tests/gpu/convert_device.hpp"
 
 namespace kvbench::testing {
 namespace {
@@ -31,8 +30,8 @@ template <class In, class Out>
 __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* out,
                                const float* scale, bool paired) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       2 * p < n; p += stride) {
+  for (std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; 2 * p < n;
+       p += stride) {
     const std::int64_t i = 2 * p;
     kernels::Vec<In, 2> x;
     x.v[0] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i));
@@ -82,8 +81,8 @@ cudaError_t convert_on_device(DType in_type, DType out_type, std::uint64_t first
     using In = typename decltype(in_tag)::type;
     using Out = typename decltype(out_tag)::type;
     const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 511) / 512, 4096));
-    convert_kernel<In, Out><<<blocks, 256, 0, stream>>>(first_bits, n, static_cast<Out*>(out),
-                                                        scale, paired);
+    convert_kernel<In, Out>
+        <<<blocks, 256, 0, stream>>>(first_bits, n, static_cast<Out*>(out), scale, paired);
     return cudaGetLastError();
   });
 }

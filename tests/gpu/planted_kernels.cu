@@ -1,6 +1,5 @@
-#include "tests/gpu/planted_kernels.hpp"
-
 #include "kernels/convert.cuh"
+#include "tests/gpu/planted_kernels.hpp"
 
 namespace kvbench::testing {
 namespace {

@@ -19,12 +19,12 @@ enum class Bug {
   truncation,            // fp32 -> bf16 by dropping the low 16 bits instead of RNE
   double_rounding,       // fp32 -> bf16 -> fp8_e4m3: two roundings instead of one
   // cache write
-  slot_off_by_one,       // writes slot s + 1
-  padding_written,       // no `slot < 0` test: padding tokens write slot -1
-  swa_before_negative,   // the seed's bug: swa_slot_mapping[slot] read before `slot < 0`
-  cache_head_stride,     // head stride D whatever the layout (wrong for HND)
-  skip_slot_written,     // ignores skip_slot
-  reciprocal_scale,      // x * (1 / scale) instead of the correctly rounded x / scale
+  slot_off_by_one,      // writes slot s + 1
+  padding_written,      // no `slot < 0` test: padding tokens write slot -1
+  swa_before_negative,  // the seed's bug: swa_slot_mapping[slot] read before `slot < 0`
+  cache_head_stride,    // head stride D whatever the layout (wrong for HND)
+  skip_slot_written,    // ignores skip_slot
+  reciprocal_scale,     // x * (1 / scale) instead of the correctly rounded x / scale
 };
 
 cudaError_t launch_planted_concat(const kernels::ConcatArgs& a, Bug bug, cudaStream_t stream);
