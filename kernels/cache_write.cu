@@ -148,6 +148,18 @@ bool cache_vec_ok(const CacheWriteArgs& a, int n, int in_bytes, int out_bytes) {
          vec_aligned(a.key_cache, out_bytes, n) && vec_aligned(a.value_cache, out_bytes, n);
 }
 
+// Blocks of the optimized launch with `V`-element vectors (0 when too many).
+unsigned cache_blocks(const CacheWriteArgs& a, int v) {
+  return grid_blocks(a.num_tokens * a.num_heads * (a.head_size / v), kOptThreads);
+}
+
+template <class In, class Out, int V>
+bool fits_one_wave(const CacheWriteArgs& a) {
+  const unsigned blocks = cache_blocks(a, V);
+  return blocks != 0 &&
+         one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true>>(kOptThreads));
+}
+
 template <class In, class Out, int V>
 cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const std::int64_t vecs_per_head = a.head_size / V;
@@ -156,11 +168,11 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
   // In one wave, K/V are loaded before the slot is known (latency-bound); above it, only for
   // tokens that are written, so padding tokens cost only their slot entry.
-  const unsigned blocks = grid_blocks(a.num_tokens * per_token, kOptThreads);
+  const unsigned blocks = cache_blocks(a, V);
   if (blocks == 0) return cudaErrorInvalidValue;
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
       pt(static_cast<std::uint32_t>(per_token));
-  if (one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true>>(kOptThreads)))
+  if (fits_one_wave<In, Out, V>(a))
     return launch_kernel(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, true, stream,
                          a, vph, pt);
   cache_write_optimized<In, Out, V, false><<<blocks, kOptThreads, 0, stream>>>(a, vph, pt);
@@ -202,6 +214,13 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
         // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
         // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+        if constexpr (kNarrow != kWide) {
+          // A scaled write that fits in one wave runs its code once: there, 16-byte input
+          // vectors (half the inlined division code) beat the wide ones (docs/perf-notes.md v5).
+          if (a.scale != ScaleMode::none && cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)) &&
+              fits_one_wave<In, Out, kNarrow>(a))
+            return launch_optimized<In, Out, kNarrow>(a, stream);
+        }
         if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
           return launch_optimized<In, Out, kWide>(a, stream);
         if constexpr (kNarrow != kWide) {

@@ -81,13 +81,15 @@ __device__ __forceinline__ unsigned from_float2(float lo, float hi) {
 }
 
 // x / s correctly rounded (what __fdiv_rn returns), for a divisor used on many elements: the
-// reciprocal y = RN(1/s) is computed once, then each quotient costs one multiply and two
-// residual corrections (q += fma(-q, s, x) * y, Markstein), instead of a reciprocal per element.
-// The fast path is taken only where every intermediate is a normal number (s and |x| within
-// [2^-60, 2^60]); anything else (zero, subnormal, huge, inf, NaN, negative s) uses __fdiv_rn.
-// Within that range every step scales exactly with the exponents of x and s, so the result
-// depends only on their significands: test_convert_gpu checks every significand of s against
-// every fp16 (hence bf16) significand of x, and this path is used only for 16-bit inputs.
+// reciprocal y = RN(1/s) is computed once, then each quotient costs one multiply and one
+// residual correction (q = RN(x*y); q += fma(-q, s, x) * y, Markstein) instead of a reciprocal
+// per element. The fast path needs every intermediate to be a normal number: s and |x| within
+// [2^-60, 2^60] (`fast()`, `fast_for(x)`); anything else (zero, subnormal, huge, inf, NaN,
+// negative s) takes __fdiv_rn. Within that range every step scales exactly with the exponents
+// of x and s, so the result depends only on their significands: test_convert_gpu checks every
+// significand of s against every fp16 (hence bf16) significand of x, and the fast path is used
+// only for 16-bit inputs. (One correction is exact for these 11-bit significands; it is not in
+// general, which is why fp32 inputs keep __fdiv_rn.)
 class Divisor {
  public:
   __device__ __forceinline__ explicit Divisor(float s) {
@@ -96,14 +98,18 @@ class Divisor {
     fast_ = s >= 0x1p-60f && s <= 0x1p60f;
   }
 
-  __device__ __forceinline__ float divide(float x) const {
+  __device__ __forceinline__ bool fast() const { return fast_; }
+  __device__ __forceinline__ static bool fast_for(float x) {
     const float ax = fabsf(x);
-    if (fast_ && ax >= 0x1p-60f && ax <= 0x1p60f) {
-      const float q0 = __fmul_rn(x, y_);
-      const float q1 = __fmaf_rn(__fmaf_rn(-q0, s_, x), y_, q0);
-      return __fmaf_rn(__fmaf_rn(-q1, s_, x), y_, q1);
-    }
-    return __fdiv_rn(x, s_);
+    return ax >= 0x1p-60f && ax <= 0x1p60f;
+  }
+  // Exact only where fast() && fast_for(x) hold.
+  __device__ __forceinline__ float divide_fast(float x) const {
+    const float q = __fmul_rn(x, y_);
+    return __fmaf_rn(__fmaf_rn(-q, s_, x), y_, q);
+  }
+  __device__ __forceinline__ float divide(float x) const {
+    return fast_ && fast_for(x) ? divide_fast(x) : __fdiv_rn(x, s_);
   }
   __device__ __forceinline__ float scale() const { return s_; }
 

@@ -92,23 +92,33 @@ __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x) {
 }
 
 // from_float(x / scale) of every element: SPEC.md's scaled cast, one division rounding and one
-// conversion rounding. 16-bit inputs use Divisor's fast path (proven exhaustively for them);
+// conversion rounding. For 16-bit inputs one range test covers the whole vector: if every
+// element may take Divisor's fast path (proven exhaustively for them), all do, branch-free;
+// otherwise all take IEEE division, which keeps the rarely run code out of the common path.
 // fp32 inputs, whose significands the proof does not cover, use IEEE division per element.
 template <class Out, class In, int N>
 __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, const Divisor& d) {
-  auto quotient = [&](int i) {
-    if constexpr (sizeof(In) == 2)
-      return d.divide(to_float(x.v[i]));
-    else
-      return __fdiv_rn(to_float(x.v[i]), d.scale());
-  };
+  float q[N];
+  bool fast = sizeof(In) == 2 && d.fast();
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    q[i] = to_float(x.v[i]);
+    fast &= Divisor::fast_for(q[i]);
+  }
+  if (fast) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) q[i] = d.divide_fast(q[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) q[i] = __fdiv_rn(q[i], d.scale());
+  }
   if constexpr (std::is_same_v<Out, float> || N % 2 != 0) {
     Vec<Out, N> y;
 #pragma unroll
-    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(quotient(i));
+    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(q[i]);
     return y;
   } else {
-    return pack_pairs<Out, N>(quotient);
+    return pack_pairs<Out, N>([&](int i) { return q[i]; });
   }
 }
 
@@ -173,20 +183,43 @@ inline int device_sm_count() {
   return counts[dev];
 }
 
-// Blocks of `threads` that `Kernel` keeps resident per SM (the occupancy calculator, asked once
-// per process: kvbench runs on one device).
+// L2 bytes of the current device, asked once per device ordinal (0 when it cannot be asked).
+inline std::int64_t device_l2_bytes() {
+  constexpr int kDevices = 64;
+  static std::int64_t bytes[kDevices] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kDevices) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (bytes[dev] == 0) {
+    int n = 0;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    bytes[dev] = n;
+  }
+  return bytes[dev];
+}
+
+// Blocks of `threads` (at most 1024) that `Kernel` keeps resident per SM: the occupancy
+// calculator, asked once per kernel and warp count (kvbench runs on one device).
 template <auto Kernel>
 int resident_blocks(int threads) {
-  static const int blocks = [threads] {
+  static int cache[33] = {};
+  const int w = (threads + 31) / 32;
+  if (w < 1 || w > 32) return 1;
+  if (cache[w] == 0) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, Kernel, threads, 0) != cudaSuccess ||
         n <= 0) {
       cudaGetLastError();
-      return 1;
+      n = 1;
     }
-    return n;
-  }();
-  return blocks;
+    cache[w] = n;
+  }
+  return cache[w];
 }
 
 // Blocks needed for `items` items, `per_block` per block; 0 when the grid would be too large.
