@@ -8,8 +8,8 @@
 //              narrower dtype: each thread moves the same vector of K and of V, so no lane
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
-//              two) and the launch uses PDL; above it, after, so skipped tokens cost no K/V
-//              reads. Scaled writes divide with one reciprocal per thread (Divisor, exact).
+//              two); above it, after, so skipped tokens cost no K/V reads. Every launch uses
+//              PDL. Scaled writes divide with one reciprocal per thread (Divisor, exact).
 //              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
 //              or strides are not aligned.
 #include "kernels/cache_write.hpp"
@@ -94,10 +94,8 @@ __global__ void __launch_bounds__(kOptThreads)
   std::int64_t t;
   int u;
   cursor.locate(static_cast<int>(threadIdx.x), t, u);
-  if constexpr (SPECULATIVE) {  // launched with PDL
-    pdl_launch_dependents();
-    pdl_wait();  // inputs may come from the previous kernel
-  }
+  pdl_launch_dependents();  // launched with PDL
+  pdl_wait();               // inputs may come from the previous kernel
   if (t >= a.num_tokens) return;
   const auto h = static_cast<int>(vecs_per_head.div(static_cast<std::uint32_t>(u)));
   const int d = (u - h * static_cast<int>(vecs_per_head.divisor())) * V;
@@ -175,8 +173,8 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   if (fits_one_wave<In, Out, V>(a))
     return launch_kernel(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, true, stream,
                          a, vph, pt);
-  cache_write_optimized<In, Out, V, false><<<blocks, kOptThreads, 0, stream>>>(a, vph, pt);
-  return cudaGetLastError();
+  return launch_kernel(cache_write_optimized<In, Out, V, false>, blocks, kOptThreads, true, stream,
+                       a, vph, pt);
 }
 
 int next_pow2(std::int64_t x) {

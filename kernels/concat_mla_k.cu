@@ -4,15 +4,16 @@
 //   seed_port  One block of 128 threads per token, mirroring the seed's Triton program: the
 //              [H, NOPE] tile is copied element by element, then the [ROPE] row is broadcast
 //              to every head. Kept as the baseline the faster variants are measured against.
-//   optimized  Flat tiling over (token, head, vector): an item is a vector of k_nope or of the
-//              rope row, 16 bytes of the narrower of the two dtypes (bf16->fp8: 16 elements,
-//              two 16-byte loads, one 16-byte store), so all lanes do the same full-width
-//              accesses. Conversions go two per instruction; index division is multiply-shift
-//              (FastDiv). The rope row is read from DRAM once per token; its per-head re-reads
-//              hit L1. Between one wave and L2's size a thread instead keeps one item and
-//              walks the tokens (concat_walk). Launch shape in launch_optimized(). Falls back to
-//              16-byte input vectors, then to 1-element accesses, for unaligned pointers or
-//              strides.
+//   optimized  A thread moves one vector of a head: 16 bytes of the narrower of the two dtypes
+//              (bf16->fp8: 16 elements, two 16-byte loads, one 16-byte store), so all lanes do
+//              the same full-width accesses; conversions go two per instruction. Blocks are
+//              (vector, head, token) tiles (concat_2d): an item's coordinates are its thread
+//              indices, with no per-item division. The rope row is read from DRAM once per
+//              token; its per-head re-reads hit L1. Between one wave and L2's size a thread
+//              instead keeps one item and walks the tokens (concat_walk); heads too wide for a
+//              2-D block take the flat (token, item) tiling (concat_optimized). Every launch
+//              uses PDL. Launch shape in launch_optimized(). Falls back to 16-byte input
+//              vectors, then to 1-element accesses, for unaligned pointers or strides.
 #include <algorithm>
 
 #include "kernels/concat_mla_k.hpp"
@@ -47,36 +48,60 @@ __global__ void __launch_bounds__(kSeedThreads) concat_seed_port(ConcatArgs a) {
 
 constexpr int kOptThreads = 256;
 
-template <class In, class Out, int V, int UNROLL, bool PDL>
+template <class In, class Out, int V>
 __global__ void __launch_bounds__(kOptThreads)
     concat_optimized(ConcatArgs a, int nope_vecs, FastDiv head_vecs, FastDiv per_token) {
-  if constexpr (PDL) {
-    pdl_launch_dependents();
-    pdl_wait();  // inputs may come from the previous kernel
-  }
-  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * (kOptThreads * UNROLL),
-                          per_token);
+  pdl_launch_dependents();  // launched with PDL
+  pdl_wait();               // inputs may come from the previous kernel
+  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
+  std::int64_t t;
+  int u;
+  cursor.locate(static_cast<int>(threadIdx.x), t, u);
+  if (t >= a.num_tokens) return;
+  const auto h = static_cast<int>(head_vecs.div(static_cast<std::uint32_t>(u)));
+  const int j = u - h * static_cast<int>(head_vecs.divisor());  // vector in NOPE + ROPE
   const In* nope = static_cast<const In*>(a.k_nope);
   const In* rope = static_cast<const In*>(a.k_rope);
+  const Vec<In, V> x = j < nope_vecs
+                           ? load_vec<In, V>(nope + (t * a.nope_s0 + h * a.nope_s1 + j * V))
+                           : load_vec<In, V>(rope + (t * a.rope_s0 + (j - nope_vecs) * V));
+  store_vec(static_cast<Out*>(a.k) + (t * a.k_s0 + h * a.k_s1 + j * V), cast_vec<Out>(x));
+}
 
-  std::int64_t dst[UNROLL];
+constexpr int k2DThreads = 512;  // the most a 2-D block is launched with
+constexpr int k2DTarget = 256;   // threads a 2-D block is given, at most
+
+// (vector in head, head, token) tiling: blockDim = (NOPE+ROPE vectors, heads, tokens), so an
+// item's coordinates are its thread and block indices; the one division, of the block index
+// into (token block, head block), is the same for the whole block. Each thread moves UNROLL
+// tokens blockDim.z apart, their loads issued before their stores.
+template <class In, class Out, int V, int UNROLL>
+__global__ void __launch_bounds__(k2DThreads)
+    concat_2d(ConcatArgs a, int nope_vecs, FastDiv head_blocks) {
+  pdl_launch_dependents();  // launched with PDL
+  pdl_wait();               // inputs may come from the previous kernel
+  const std::uint32_t token_block = head_blocks.div(blockIdx.x);
+  const std::uint32_t head_block = blockIdx.x - token_block * head_blocks.divisor();
+  const int j = static_cast<int>(threadIdx.x);
+  const std::int64_t h = static_cast<std::int64_t>(head_block) * blockDim.y + threadIdx.y;
+  const std::int64_t t0 =
+      static_cast<std::int64_t>(token_block) * (blockDim.z * UNROLL) + threadIdx.z;
+  const bool is_nope = j < nope_vecs;
+  const std::int64_t src_s0 = is_nope ? a.nope_s0 : a.rope_s0;
+  const In* src = is_nope ? static_cast<const In*>(a.k_nope) + (h * a.nope_s1 + j * V)
+                          : static_cast<const In*>(a.k_rope) + (j - nope_vecs) * V;
+  Out* dst = static_cast<Out*>(a.k) + (h * a.k_s1 + j * V);
   Vec<In, V> x[UNROLL];
 #pragma unroll
   for (int k = 0; k < UNROLL; ++k) {
-    std::int64_t t;
-    int u;
-    cursor.locate(k * kOptThreads + static_cast<int>(threadIdx.x), t, u);
-    dst[k] = -1;
-    if (t >= a.num_tokens) continue;
-    const auto h = static_cast<int>(head_vecs.div(static_cast<std::uint32_t>(u)));
-    const int j = u - h * static_cast<int>(head_vecs.divisor());  // vector in NOPE + ROPE
-    dst[k] = t * a.k_s0 + h * a.k_s1 + j * V;
-    x[k] = j < nope_vecs ? load_vec<In, V>(nope + (t * a.nope_s0 + h * a.nope_s1 + j * V))
-                         : load_vec<In, V>(rope + (t * a.rope_s0 + (j - nope_vecs) * V));
+    const std::int64_t t = t0 + k * blockDim.z;
+    if (t < a.num_tokens) x[k] = load_vec<In, V>(src + t * src_s0);
   }
 #pragma unroll
-  for (int k = 0; k < UNROLL; ++k)
-    if (dst[k] >= 0) store_vec(static_cast<Out*>(a.k) + dst[k], cast_vec<Out>(x[k]));
+  for (int k = 0; k < UNROLL; ++k) {
+    const std::int64_t t = t0 + k * blockDim.z;
+    if (t < a.num_tokens) store_vec(dst + t * a.k_s0, cast_vec<Out>(x[k]));
+  }
 }
 
 constexpr int kWalkThreads = 512;
@@ -88,6 +113,8 @@ constexpr int kWalkThreads = 512;
 template <class In, class Out, int V, int UNROLL>
 __global__ void __launch_bounds__(kWalkThreads)
     concat_walk(ConcatArgs a, int nope_vecs, FastDiv head_vecs, int per_token) {
+  pdl_launch_dependents();  // launched with PDL
+  pdl_wait();               // inputs may come from the previous kernel
   const int u = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (u >= per_token) return;
   const auto h = static_cast<int>(head_vecs.div(static_cast<std::uint32_t>(u)));
@@ -129,9 +156,8 @@ cudaError_t launch_walk(const ConcatArgs& a, int nope_vecs, FastDiv head_vecs, i
                                 resident_blocks<concat_walk<In, Out, V, UNROLL>>(threads);
   const std::int64_t gy =
       std::max<std::int64_t>(1, std::min<std::int64_t>({a.num_tokens, resident / gx, 65535}));
-  concat_walk<In, Out, V, UNROLL><<<dim3(gx, static_cast<unsigned>(gy)), threads, 0, stream>>>(
-      a, nope_vecs, head_vecs, per_token);
-  return cudaGetLastError();
+  return launch_kernel(concat_walk<In, Out, V, UNROLL>, dim3(gx, static_cast<unsigned>(gy)),
+                       threads, true, stream, a, nope_vecs, head_vecs, per_token);
 }
 
 // Whether every access can be `n` elements wide: dims and strides divisible, pointers aligned.
@@ -142,11 +168,16 @@ bool concat_vec_ok(const ConcatArgs& a, int n, int in_bytes, int out_bytes) {
          vec_aligned(a.k_rope, in_bytes, n) && vec_aligned(a.k, out_bytes, n);
 }
 
-// Launch shape (measured, docs/perf-notes.md v4, v5): one item per thread, with PDL when the grid
-// runs in one wave; above one wave but within L2's size, token walking (concat_walk); above that,
-// two items per thread (two 16-byte loads in flight) for 16-byte vectors from 8 waves of work on.
-// Wider vectors (32-byte loads: fp32 in or fp8 out) stay at one item per thread: more registers
-// per thread cost more occupancy than the extra loads in flight buy.
+// Launch shape (measured, docs/perf-notes.md v6): the 2-D tiling in one wave and above L2's
+// size, token walking in between, the flat tiling for heads too wide for a 2-D block. Every
+// launch uses PDL.
+template <class In, class Out, int V, int UNROLL>
+cudaError_t launch_2d(const ConcatArgs& a, const Tile2D& tile, int nope_vecs,
+                     cudaStream_t stream) {
+  return launch_kernel(concat_2d<In, Out, V, UNROLL>, tile.grid(), tile.block(), true, stream, a,
+                       nope_vecs, FastDiv(tile.head_blocks));
+}
+
 template <class In, class Out, int V>
 cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
   const std::int64_t nope_vecs = a.nope_dim / V, head_vecs = (a.nope_dim + a.rope_dim) / V;
@@ -158,26 +189,30 @@ cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
       pt(static_cast<std::uint32_t>(per_token));
   const unsigned b1 = grid_blocks(items, kOptThreads);
   if (b1 == 0) return cudaErrorInvalidValue;
-  if (one_wave(b1, resident_blocks<concat_optimized<In, Out, V, 1, true>>(kOptThreads)))
-    return launch_kernel(concat_optimized<In, Out, V, 1, true>, b1, kOptThreads, true, stream, a,
-                         nv, hv, pt);
+  const bool fits_l2 = concat_bytes(a) <= device_l2_bytes();
+  const Tile2D tile(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 1);
+  if (tile.ok()) {
+    if (one_wave(tile.blocks(), resident_blocks<concat_2d<In, Out, V, 1>>(tile.threads())))
+      return launch_2d<In, Out, V, 1>(a, tile, nv, stream);
+    // Above L2 (DRAM-bound): two tokens in flight per thread for 16-byte input vectors; wider
+    // ones (fp32 in) stay at one, as the registers cost more occupancy than they buy.
+    if (!fits_l2) {
+      if constexpr (V * sizeof(In) == 16) {
+        const Tile2D tile2(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 2);
+        if (tile2.ok()) return launch_2d<In, Out, V, 2>(a, tile2, nv, stream);
+      }
+      return launch_2d<In, Out, V, 1>(a, tile, nv, stream);
+    }
+  }
   // Between one wave and L2's size (L2-resident when the producer or a graph replay just
-  // touched the data), walking tokens measured up to 20% faster; above L2, 9% slower (DRAM-bound,
-  // where the flat grid's many independent blocks keep more requests in flight).
-  if (concat_bytes(a) <= device_l2_bytes()) {
+  // touched the data), walking tokens measured faster than either tiling (up to 20% against the
+  // flat one, 28% against the 2-D one).
+  if (fits_l2 && !one_wave(b1, resident_blocks<concat_optimized<In, Out, V>>(kOptThreads))) {
     constexpr int kUnroll = V * sizeof(In) == 16 ? 4 : 1;  // wider vectors: registers
     return launch_walk<In, Out, V, kUnroll>(a, nv, hv, static_cast<int>(per_token), stream);
   }
-  const std::int64_t wave = static_cast<std::int64_t>(device_sm_count()) * 2048;
-  if constexpr (V * sizeof(In) == 16) {
-    if (items >= 8 * wave) {
-      concat_optimized<In, Out, V, 2, false>
-          <<<grid_blocks(items, 2 * kOptThreads), kOptThreads, 0, stream>>>(a, nv, hv, pt);
-      return cudaGetLastError();
-    }
-  }
-  concat_optimized<In, Out, V, 1, false><<<b1, kOptThreads, 0, stream>>>(a, nv, hv, pt);
-  return cudaGetLastError();
+  // Shapes the 2-D tiling cannot take (a head's vectors above k2DTarget threads): flat.
+  return launch_kernel(concat_optimized<In, Out, V>, b1, kOptThreads, true, stream, a, nv, hv, pt);
 }
 
 }  // namespace

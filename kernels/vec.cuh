@@ -222,6 +222,42 @@ int resident_blocks(int threads) {
   return cache[w];
 }
 
+// Block shape of the (vector in head, head, token) tiling, blockDim = (head_vecs, heads,
+// tokens): a thread finds its item from its thread and block indices, with no index division.
+// `heads` is the largest divisor of the head count whose vectors fit in `threads` threads (no
+// idle lanes), `tokens` fills the rest. Empty (heads == 0) when one head's vectors do not fit
+// or the grid would be too large; the flat tiling takes those shapes.
+struct Tile2D {
+  int head_vecs = 0, heads = 0, tokens = 0;
+  unsigned token_blocks = 0, head_blocks = 0;
+
+  Tile2D(std::int64_t num_tokens, std::int64_t num_heads, std::int64_t vecs, int threads,
+         int tokens_per_thread) {
+    if (vecs < 1 || vecs > threads || num_heads < 1) return;
+    head_vecs = static_cast<int>(vecs);
+    int h = static_cast<int>(num_heads < threads / vecs ? num_heads : threads / vecs);
+    while (num_heads % h != 0) --h;
+    const int t = threads / (head_vecs * h);
+    tokens = t < 1 ? 1 : (t > 64 ? 64 : t);  // blockDim.z <= 64
+    const std::int64_t per_block = static_cast<std::int64_t>(tokens) * tokens_per_thread;
+    const std::int64_t tb = (num_tokens + per_block - 1) / per_block, hb = num_heads / h;
+    if (tb * hb > 0x7fffffff) return;
+    heads = h;
+    token_blocks = static_cast<unsigned>(tb);
+    head_blocks = static_cast<unsigned>(hb);
+  }
+  bool ok() const { return heads > 0; }
+  // Blocks are numbered head block fastest, so that blocks running at the same time cover
+  // consecutive tokens' memory (a token-major (x, y) grid measured 6% slower above L2).
+  dim3 grid() const { return dim3(token_blocks * head_blocks); }
+  dim3 block() const {
+    return dim3(static_cast<unsigned>(head_vecs), static_cast<unsigned>(heads),
+                static_cast<unsigned>(tokens));
+  }
+  std::int64_t blocks() const { return static_cast<std::int64_t>(token_blocks) * head_blocks; }
+  int threads() const { return head_vecs * heads * tokens; }
+};
+
 // Blocks needed for `items` items, `per_block` per block; 0 when the grid would be too large.
 inline unsigned grid_blocks(std::int64_t items, std::int64_t per_block) {
   const std::int64_t blocks = (items + per_block - 1) / per_block;
@@ -229,8 +265,8 @@ inline unsigned grid_blocks(std::int64_t items, std::int64_t per_block) {
 }
 
 // Whether `blocks` blocks all run at once (one wave), each SM holding `resident` of them: then
-// the launch is latency-bound, and the kernels issue their loads early and use PDL.
-inline bool one_wave(unsigned blocks, int resident) {
+// the launch is latency-bound, and the cache write issues its loads early.
+inline bool one_wave(std::int64_t blocks, int resident) {
   return static_cast<std::int64_t>(blocks) <=
          static_cast<std::int64_t>(device_sm_count()) * resident;
 }
@@ -246,11 +282,11 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 
 // Launches `kernel` with programmatic stream serialization when `pdl` is set.
 template <class... Params, class... Args>
-cudaError_t launch_kernel(void (*kernel)(Params...), unsigned blocks, int threads, bool pdl,
+cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, bool pdl,
                           cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.gridDim = grid;
+  config.blockDim = block;
   config.stream = stream;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;

@@ -138,6 +138,18 @@ TEST_F(Gpu, LargeLaunchesAndScalarFallback) {
     c.strides = StrideMode::padded;
     expect_passes(c);
   }
+  // Above L2 the concat takes the 2-D tiling, two tokens per thread where the input vector is
+  // 16 bytes: a last block of partial tokens (T odd; H=1 puts several tokens in a block), the
+  // 1-element fallback (ROPE 60) and fp8's 12 vectors per head.
+  for (std::int64_t H : {1, 12}) {
+    Case c = concat(H == 1 ? 150001 : 20001, H, StrideMode::padded);
+    c.rope_dim = 60;
+    expect_passes(c);
+    c.rope_dim = 64;
+    c.strides = StrideMode::contiguous;
+    c.out_dtype = DType::fp8_e4m3;
+    expect_passes(c);
+  }
   Case fp8 = cache(9000, 8, 128, 16);
   fp8.out_dtype = DType::fp8_e4m3;
   fp8.scale = ScaleMode::per_head;
