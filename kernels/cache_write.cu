@@ -171,10 +171,10 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
       pt(static_cast<std::uint32_t>(per_token));
   if (fits_one_wave<In, Out, V>(a))
-    return launch_kernel(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, true, stream,
-                         a, vph, pt);
-  return launch_kernel(cache_write_optimized<In, Out, V, false>, blocks, kOptThreads, true, stream,
-                       a, vph, pt);
+    return launch_pdl(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, stream, a, vph,
+                      pt);
+  return launch_pdl(cache_write_optimized<In, Out, V, false>, blocks, kOptThreads, stream, a, vph,
+                    pt);
 }
 
 int next_pow2(std::int64_t x) {

@@ -156,8 +156,8 @@ cudaError_t launch_walk(const ConcatArgs& a, int nope_vecs, FastDiv head_vecs, i
                                 resident_blocks<concat_walk<In, Out, V, UNROLL>>(threads);
   const std::int64_t gy =
       std::max<std::int64_t>(1, std::min<std::int64_t>({a.num_tokens, resident / gx, 65535}));
-  return launch_kernel(concat_walk<In, Out, V, UNROLL>, dim3(gx, static_cast<unsigned>(gy)),
-                       threads, true, stream, a, nope_vecs, head_vecs, per_token);
+  return launch_pdl(concat_walk<In, Out, V, UNROLL>, dim3(gx, static_cast<unsigned>(gy)), threads,
+                    stream, a, nope_vecs, head_vecs, per_token);
 }
 
 // Whether every access can be `n` elements wide: dims and strides divisible, pointers aligned.
@@ -172,10 +172,9 @@ bool concat_vec_ok(const ConcatArgs& a, int n, int in_bytes, int out_bytes) {
 // size, token walking in between, the flat tiling for heads too wide for a 2-D block. Every
 // launch uses PDL.
 template <class In, class Out, int V, int UNROLL>
-cudaError_t launch_2d(const ConcatArgs& a, const Tile2D& tile, int nope_vecs,
-                     cudaStream_t stream) {
-  return launch_kernel(concat_2d<In, Out, V, UNROLL>, tile.grid(), tile.block(), true, stream, a,
-                       nope_vecs, FastDiv(tile.head_blocks));
+cudaError_t launch_2d(const ConcatArgs& a, const Tile2D& tile, int nope_vecs, cudaStream_t stream) {
+  return launch_pdl(concat_2d<In, Out, V, UNROLL>, tile.grid(), tile.block(), stream, a, nope_vecs,
+                    FastDiv(tile.head_blocks));
 }
 
 template <class In, class Out, int V>
@@ -212,7 +211,7 @@ cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
     return launch_walk<In, Out, V, kUnroll>(a, nv, hv, static_cast<int>(per_token), stream);
   }
   // Shapes the 2-D tiling cannot take (a head's vectors above k2DTarget threads): flat.
-  return launch_kernel(concat_optimized<In, Out, V>, b1, kOptThreads, true, stream, a, nv, hv, pt);
+  return launch_pdl(concat_optimized<In, Out, V>, b1, kOptThreads, stream, a, nv, hv, pt);
 }
 
 }  // namespace

@@ -267,8 +267,7 @@ inline unsigned grid_blocks(std::int64_t items, std::int64_t per_block) {
 // Whether `blocks` blocks all run at once (one wave), each SM holding `resident` of them: then
 // the launch is latency-bound, and the cache write issues its loads early.
 inline bool one_wave(std::int64_t blocks, int resident) {
-  return static_cast<std::int64_t>(blocks) <=
-         static_cast<std::int64_t>(device_sm_count()) * resident;
+  return blocks <= static_cast<std::int64_t>(device_sm_count()) * resident;
 }
 
 // Programmatic dependent launch (sm_90): the next kernel in the stream may be scheduled while
@@ -280,10 +279,10 @@ __device__ __forceinline__ void pdl_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");
 }
 
-// Launches `kernel` with programmatic stream serialization when `pdl` is set.
+// Launches `kernel` with programmatic stream serialization (PDL), as every optimized launch is.
 template <class... Params, class... Args>
-cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, bool pdl,
-                          cudaStream_t stream, Args... args) {
+cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                       Args... args) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
@@ -292,7 +291,7 @@ cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, bool
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &attr;
-  config.numAttrs = pdl ? 1 : 0;
+  config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
