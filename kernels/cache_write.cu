@@ -9,7 +9,8 @@
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
 //              two); above it, after, so skipped tokens cost no K/V reads. Every launch uses
-//              PDL. Scaled writes divide with one reciprocal per thread (Divisor, exact).
+//              PDL. Scaled writes divide with one reciprocal per thread (Divisor, exact) in
+//              a kernel of their own, compiled for 5 blocks per SM.
 //              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
 //              or strides are not aligned.
 #include "kernels/cache_write.hpp"
@@ -73,23 +74,37 @@ __global__ void __launch_bounds__(kSeedThreads)
 
 constexpr int kOptThreads = 256;
 
-// 64-bit division is a long instruction sequence; slots and block sizes below 2^31 take 32 bits.
+// Slot -> (block, offset in block). 64-bit division is a long instruction sequence; slots and
+// block sizes below 2^31 take a multiply-shift (FastDiv of the block size, built at launch).
 __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block_size,
-                                           std::int64_t& block, std::int64_t& offset) {
+                                           FastDiv block_div, std::int64_t& block,
+                                           std::int64_t& offset) {
   if (((slot | block_size) >> 31) == 0) {
-    const auto s = static_cast<std::uint32_t>(slot), bs = static_cast<std::uint32_t>(block_size);
-    block = s / bs;
-    offset = s - static_cast<std::uint32_t>(block) * bs;
+    const auto s = static_cast<std::uint32_t>(slot);
+    const std::uint32_t q = block_div.div(s);
+    block = q;
+    offset = s - q * block_div.divisor();
   } else {
     block = slot / block_size;
     offset = slot - block * block_size;
   }
 }
 
-// One thread per (token, head, vector): it moves that vector of K and of V.
-template <class In, class Out, int V, bool SPECULATIVE>
-__global__ void __launch_bounds__(kOptThreads)
-    cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token) {
+// Blocks per SM that the scaled kernels with 16-bit inputs are compiled for: their conversions
+// would take 52-60 registers (4 blocks of 256 threads per SM, 44% occupancy measured); capped at
+// 48 (5 blocks), the write of 131072 tokens bf16 -> fp8 went from 86% to 92% of the copy peak
+// (docs/perf-notes.md v7). fp32 inputs (IEEE division per element) would spill under the cap.
+template <class In>
+constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
+
+// One thread per (token, head, vector): it moves that vector of K and of V. SCALED kernels are
+// launched only for scaled writes: the division code compiled alone, with the register cap
+// above. The others test the scale mode at run time (a kernel without the scaled path measured
+// up to 10% slower on small unscaled cases, docs/perf-notes.md v7).
+template <class In, class Out, int V, bool SPECULATIVE, bool SCALED>
+__global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1)
+    cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token,
+                          FastDiv block_div) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
   std::int64_t t;
   int u;
@@ -105,7 +120,7 @@ __global__ void __launch_bounds__(kOptThreads)
   // Every load is issued before the store: loads the compiler cannot prove independent of a
   // store would otherwise wait for it.
   std::int64_t slot = __ldg(a.slot_mapping + t);
-  const bool scaled = a.scale != ScaleMode::none;
+  const bool scaled = SCALED || a.scale != ScaleMode::none;
   float ks = 1.0f, vs = 1.0f;
   if (scaled) {
     const int si = a.scale == ScaleMode::per_head ? h : 0;
@@ -124,7 +139,7 @@ __global__ void __launch_bounds__(kOptThreads)
     vx = load_vec<In, V>(value);
   }
   std::int64_t b, o;
-  split_slot(slot, a.block_size, b, o);
+  split_slot(slot, a.block_size, block_div, b, o);
   const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
   Out* kc = static_cast<Out*>(a.key_cache) + dst;
   Out* vc = static_cast<Out*>(a.value_cache) + dst;
@@ -151,14 +166,15 @@ unsigned cache_blocks(const CacheWriteArgs& a, int v) {
   return grid_blocks(a.num_tokens * a.num_heads * (a.head_size / v), kOptThreads);
 }
 
-template <class In, class Out, int V>
+template <class In, class Out, int V, bool SCALED>
 bool fits_one_wave(const CacheWriteArgs& a) {
   const unsigned blocks = cache_blocks(a, V);
   return blocks != 0 &&
-         one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true>>(kOptThreads));
+         one_wave(blocks,
+                  resident_blocks<cache_write_optimized<In, Out, V, true, SCALED>>(kOptThreads));
 }
 
-template <class In, class Out, int V>
+template <class In, class Out, int V, bool SCALED>
 cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const std::int64_t vecs_per_head = a.head_size / V;
   const std::int64_t per_token = a.num_heads * vecs_per_head;
@@ -169,12 +185,20 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const unsigned blocks = cache_blocks(a, V);
   if (blocks == 0) return cudaErrorInvalidValue;
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
-      pt(static_cast<std::uint32_t>(per_token));
-  if (fits_one_wave<In, Out, V>(a))
-    return launch_pdl(cache_write_optimized<In, Out, V, true>, blocks, kOptThreads, stream, a, vph,
-                      pt);
-  return launch_pdl(cache_write_optimized<In, Out, V, false>, blocks, kOptThreads, stream, a, vph,
-                    pt);
+      pt(static_cast<std::uint32_t>(per_token)),
+      bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
+  if (fits_one_wave<In, Out, V, SCALED>(a))
+    return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, kOptThreads, stream,
+                      a, vph, pt, bd);
+  return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, kOptThreads, stream,
+                    a, vph, pt, bd);
+}
+
+// The scaled or the general kernel, by the case's scale mode.
+template <class In, class Out, int V>
+cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
+  return a.scale != ScaleMode::none ? launch_optimized<In, Out, V, true>(a, stream)
+                                    : launch_optimized<In, Out, V, false>(a, stream);
 }
 
 int next_pow2(std::int64_t x) {
@@ -216,8 +240,8 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
           // A scaled write that fits in one wave runs its code once: there, 16-byte input
           // vectors (half the inlined division code) beat the wide ones (docs/perf-notes.md v5).
           if (a.scale != ScaleMode::none && cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)) &&
-              fits_one_wave<In, Out, kNarrow>(a))
-            return launch_optimized<In, Out, kNarrow>(a, stream);
+              fits_one_wave<In, Out, kNarrow, true>(a))
+            return launch_optimized<In, Out, kNarrow, true>(a, stream);
         }
         if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
           return launch_optimized<In, Out, kWide>(a, stream);

@@ -91,6 +91,28 @@ __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x) {
   }
 }
 
+// Whether every element of a 16-bit vector lies in Divisor's fast range, |x| in [2^-60, 2^60],
+// tested on the packed words: |x|'s bit pattern (sign cleared) orders like |x|, so the range is a
+// range of patterns, and two-lane unsigned min/max (vminu2/vmaxu2) fold two elements per
+// instruction. NaN and infinity patterns lie above the range, zeros below, as in the float test.
+template <class In, int N>
+__device__ __forceinline__ bool in_divisor_range(const Vec<In, N>& x) {
+  static_assert(sizeof(In) == 2 && N % 2 == 0);
+  constexpr bool kHalf = std::is_same_v<In, __half>;
+  constexpr unsigned kLow = kHalf ? 0x0001u : 0x2180u;   // fp16: every nonzero; bf16: 2^-60
+  constexpr unsigned kHigh = kHalf ? 0x7BFFu : 0x5D80u;  // fp16: 65504; bf16: 2^60
+  unsigned lo = 0xFFFFFFFFu, hi = 0;
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) {
+    unsigned w;
+    memcpy(&w, &x.v[2 * k], sizeof w);
+    w &= 0x7FFF7FFFu;
+    lo = __vminu2(lo, w);
+    hi = __vmaxu2(hi, w);
+  }
+  return min(lo & 0xFFFFu, lo >> 16) >= kLow && max(hi & 0xFFFFu, hi >> 16) <= kHigh;
+}
+
 // from_float(x / scale) of every element: SPEC.md's scaled cast, one division rounding and one
 // conversion rounding. For 16-bit inputs one range test covers the whole vector: if every
 // element may take Divisor's fast path (proven exhaustively for them), all do, branch-free;
@@ -99,11 +121,15 @@ __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x) {
 template <class Out, class In, int N>
 __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, const Divisor& d) {
   float q[N];
-  bool fast = sizeof(In) == 2 && d.fast();
+  bool fast = false;
 #pragma unroll
-  for (int i = 0; i < N; ++i) {
-    q[i] = to_float(x.v[i]);
-    fast &= Divisor::fast_for(q[i]);
+  for (int i = 0; i < N; ++i) q[i] = to_float(x.v[i]);
+  if constexpr (sizeof(In) == 2 && N % 2 == 0) {
+    fast = d.fast() && in_divisor_range(x);
+  } else if constexpr (sizeof(In) == 2) {
+    fast = d.fast();
+#pragma unroll
+    for (int i = 0; i < N; ++i) fast &= Divisor::fast_for(q[i]);
   }
   if (fast) {
 #pragma unroll
