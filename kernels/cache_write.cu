@@ -92,7 +92,7 @@ __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block
 
 // Blocks per SM that the scaled kernels with 16-bit inputs are compiled for: their conversions
 // would take 52-60 registers (4 blocks of 256 threads per SM, 44% occupancy measured); capped at
-// 48 (5 blocks), the write of 131072 tokens bf16 -> fp8 went from 86% to 92% of the copy peak
+// 48 (5 blocks), the write of 131072 tokens bf16 -> fp8 went from 86% to 91-93% of the copy peak
 // (docs/perf-notes.md v7). fp32 inputs (IEEE division per element) would spill under the cap.
 template <class In>
 constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;

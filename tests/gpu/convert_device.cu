@@ -36,7 +36,8 @@ __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* ou
        kN * p < n; p += stride) {
     const std::int64_t i = kN * p;
     kernels::Vec<In, kN> x;
-    for (int k = 0; k < kN; ++k) x.v[k] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i + k));
+    for (int k = 0; k < kN; ++k)
+      x.v[k] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i + k));
     kernels::Vec<Out, kN> y;
     if (paired) {
       y = scale == nullptr ? kernels::cast_vec<Out>(x)
