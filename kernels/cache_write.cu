@@ -104,7 +104,7 @@ constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
 template <class In, class Out, int V, bool SPECULATIVE, bool SCALED>
 __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1)
     cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token,
-                          FastDiv block_div) {
+                          FastDiv block_div, unsigned zero) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
   std::int64_t t;
   int u;
@@ -133,8 +133,17 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     vx = load_vec<In, V>(value);
   }
   if (slot >= 0 && a.swa_slot_mapping != nullptr) slot = __ldg(a.swa_slot_mapping + slot);
-  if (slot < 0 || slot == a.skip_slot) return;  // SPEC.md §2 steps 1-3
-  if constexpr (!SPECULATIVE) {
+  const bool skip = slot < 0 || slot == a.skip_slot;  // SPEC.md §2 steps 1-3
+  if constexpr (SPECULATIVE) {
+    // ptxas sinks loads that only the store path uses below this test: the SASS of v2-v7 issued
+    // these "early" K/V loads after it, one latency later. Using them on the skip path too,
+    // through `zero` (a launch argument, always 0), keeps them above it (docs/perf-notes.md v7).
+    if (skip) {
+      if (((low_word(kx) | low_word(vx)) & zero) != 0) __trap();
+      return;
+    }
+  } else {
+    if (skip) return;
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
@@ -189,9 +198,9 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
       bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
   if (fits_one_wave<In, Out, V, SCALED>(a))
     return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, kOptThreads, stream,
-                      a, vph, pt, bd);
+                      a, vph, pt, bd, 0u);
   return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, kOptThreads, stream,
-                    a, vph, pt, bd);
+                    a, vph, pt, bd, 0u);
 }
 
 // The scaled or the general kernel, by the case's scale mode.

@@ -42,6 +42,14 @@ __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
   return v;
 }
 
+// The vector's first (up to) four bytes, as an integer: lets code depend on a load cheaply.
+template <class T, int N>
+__device__ __forceinline__ unsigned low_word(const Vec<T, N>& v) {
+  unsigned w = 0;
+  memcpy(&w, &v, sizeof(T) * N < sizeof w ? sizeof(T) * N : sizeof w);
+  return w;
+}
+
 template <class T, int N>
 __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
   constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
