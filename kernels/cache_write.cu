@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
   if constexpr (SPECULATIVE) {
     // ptxas sinks loads that only the store path uses below this test: the SASS of v2-v7 issued
     // these "early" K/V loads after it, one latency later. Using them on the skip path too,
-    // through `zero` (a launch argument, always 0), keeps them above it (docs/perf-notes.md v7).
+    // through `zero` (a launch argument, always 0), keeps them above it (docs/perf-notes.md v7b).
     if (skip) {
       if (((low_word(kx) | low_word(vx)) & zero) != 0) __trap();
       return;
