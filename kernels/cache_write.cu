@@ -8,9 +8,10 @@
 //              narrower dtype: each thread moves the same vector of K and of V, so no lane
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
-//              two); above it, after, so skipped tokens cost no K/V reads. Every launch uses
-//              PDL. Scaled writes divide with one reciprocal per thread (Divisor, exact) in
-//              a kernel of their own, compiled for 5 blocks per SM.
+//              two); above it, after (skipped tokens cost no K/V reads), except in scaled
+//              writes without SWA. Every launch uses PDL. Scaled writes divide with one
+//              reciprocal per thread (Divisor, exact) in a kernel of their own, compiled for
+//              5 blocks per SM.
 //              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
 //              or strides are not aligned.
 #include "kernels/cache_write.hpp"
@@ -189,14 +190,17 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const std::int64_t per_token = a.num_heads * vecs_per_head;
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
   // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
-  // In one wave, K/V are loaded before the slot is known (latency-bound); above it, only for
-  // tokens that are written, so padding tokens cost only their slot entry.
+  // In one wave, K/V are loaded before the slot is known (latency-bound). Above it, only for
+  // tokens that are written, so padding tokens cost only their slot entry: except for scaled
+  // writes without SWA, whose register cap leaves fewer threads to hide the second latency
+  // (speculation measured 1.3-1.8% faster there, and 1-2.5% slower for SWA, whose test cases
+  // skip every 16th token: docs/perf-notes.md v7c).
   const unsigned blocks = cache_blocks(a, V);
   if (blocks == 0) return cudaErrorInvalidValue;
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
       pt(static_cast<std::uint32_t>(per_token)),
       bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
-  if (fits_one_wave<In, Out, V, SCALED>(a))
+  if ((SCALED && a.swa_slot_mapping == nullptr) || fits_one_wave<In, Out, V, SCALED>(a))
     return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, kOptThreads, stream,
                       a, vph, pt, bd, 0u);
   return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, kOptThreads, stream,
