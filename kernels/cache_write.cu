@@ -193,7 +193,7 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   // In one wave, K/V are loaded before the slot is known (latency-bound). Above it, only for
   // tokens that are written, so padding tokens cost only their slot entry: except for scaled
   // writes without SWA, whose register cap leaves fewer threads to hide the second latency
-  // (speculation measured 1.3-1.8% faster there, and 1-2.5% slower for SWA, whose test cases
+  // (speculation measured 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases
   // skip every 16th token: docs/perf-notes.md v7c).
   const unsigned blocks = cache_blocks(a, V);
   if (blocks == 0) return cudaErrorInvalidValue;
