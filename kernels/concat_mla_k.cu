@@ -150,7 +150,11 @@ std::int64_t concat_bytes(const ConcatArgs& a) {
 template <class In, class Out, int V, int UNROLL>
 cudaError_t launch_walk(const ConcatArgs& a, int nope_vecs, FastDiv head_vecs, int per_token,
                         cudaStream_t stream) {
-  const int threads = per_token < kWalkThreads ? (per_token + 31) / 32 * 32 : kWalkThreads;
+  // The token's items split evenly over the fewest blocks of at most kWalkThreads: 768 items as
+  // 512 + 256 threads left half of every second block idle for the whole walk (measured 7-16%
+  // slower than even blocks, docs/perf-notes.md v7d).
+  const int even = (per_token + kWalkThreads - 1) / kWalkThreads;
+  const int threads = ((per_token + even - 1) / even + 31) / 32 * 32;
   const int gx = (per_token + threads - 1) / threads;
   const std::int64_t resident = static_cast<std::int64_t>(device_sm_count()) *
                                 resident_blocks<concat_walk<In, Out, V, UNROLL>>(threads);
