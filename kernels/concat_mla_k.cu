@@ -151,7 +151,7 @@ template <class In, class Out, int V, int UNROLL>
 cudaError_t launch_walk(const ConcatArgs& a, int nope_vecs, FastDiv head_vecs, int per_token,
                         cudaStream_t stream) {
   // The token's items split evenly over the fewest blocks of at most kWalkThreads: 768 items as
-  // 512 + 256 threads left half of every second block idle for the whole walk (measured 7-16%
+  // 512 + 256 threads left half of every second block idle for the whole walk (measured 5-18%
   // slower than even blocks, docs/perf-notes.md v7d).
   const int even = (per_token + kWalkThreads - 1) / kWalkThreads;
   const int threads = ((per_token + even - 1) / even + 31) / 32 * 32;

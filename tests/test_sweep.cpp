@@ -111,7 +111,8 @@ TEST(Sweep, ShippedConfigsExpand) {
   // The GPU host runs this binary from another checkout: it names the tree in the environment.
   const char* env = std::getenv("KVBENCH_SOURCE_DIR");
   const std::string root = env ? env : KVBENCH_SOURCE_DIR;
-  for (const char* name : {"smoke", "default", "perf", "quick_perf", "bad_input", "scatter"}) {
+  for (const char* name :
+       {"smoke", "default", "perf", "quick_perf", "bad_input", "scatter", "walk"}) {
     const Config c = load_config(root + "/configs/" + name + ".yaml");
     EXPECT_GE(c.cases.size(), 8u) << name;
   }
