@@ -89,7 +89,9 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
     if (!out) throw std::runtime_error(flags.junit + ": cannot write the JUnit report");
   }
   const int code = report.exit_code();
-  if (code != kGatePass) std::fprintf(stderr, "kvbench compare: %s\n", report.summary().c_str());
+  if (code != kGatePass)
+    std::fprintf(stderr, "kvbench compare: %s%s\n", report.summary().c_str(),
+                 report.board_note.empty() ? "" : " (other board than the baseline's)");
   return code;
 }
 

@@ -157,6 +157,21 @@ TEST(Gate, DeviceMismatchRefusedUnlessAllowed) {
   EXPECT_EQ(only_verdict(run_gate(base, cur, allow)), Verdict::same);  // matched across devices
 }
 
+TEST(Gate, AnotherBoardOfTheSameModelIsNamed) {
+  auto base_row = timed_row("1", 10, 9.9, 10.1, "H200"), cur_row = base_row;
+  base_row.device_uuid = "GPU-aaaa";
+  cur_row.device_uuid = "GPU-bbbb";
+  const GateReport other = run_gate(table({base_row}), table({cur_row}), {});
+  EXPECT_EQ(only_verdict(other), Verdict::same);  // a note, not a refusal
+  EXPECT_NE(other.board_note.find("GPU-aaaa"), std::string::npos) << other.board_note;
+  EXPECT_NE(other.board_note.find("GPU-bbbb"), std::string::npos) << other.board_note;
+  EXPECT_NE(markdown_report(other).find("Note: other board"), std::string::npos);
+  cur_row.device_uuid = "GPU-aaaa";
+  EXPECT_EQ(run_gate(table({base_row}), table({cur_row}), {}).board_note, "");
+  cur_row.device_uuid = "";  // CSVs without a UUID say nothing
+  EXPECT_EQ(run_gate(table({base_row}), table({cur_row}), {}).board_note, "");
+}
+
 TEST(Gate, VariantIsPartOfTheKey) {
   auto opt = timed_row("1", 5, 5, 5);
   opt.axes[1] = "optimized";
@@ -193,6 +208,13 @@ TEST(ResultCsv, ReadsByColumnNameWithExtraColumns) {
   EXPECT_FALSE(base.rows[3].timing);
   EXPECT_NE(base.rows[3].reason.find("f32, f16"), std::string::npos);  // quoted commas
   EXPECT_EQ(base.rows[0].device, "NVIDIA H200");
+}
+
+TEST(ResultCsv, ReadsTheBoardWhenThereIsOne) {
+  EXPECT_EQ(read_results(kData + "baseline.csv").rows[0].device_uuid, "");  // no such column
+  const ResultTable h200 = read_results(std::string(KVBENCH_SOURCE_DIR) + "/results/h200/perf.csv");
+  ASSERT_FALSE(h200.rows.empty());
+  EXPECT_EQ(h200.rows[0].device_uuid.rfind("GPU-", 0), 0u) << h200.rows[0].device_uuid;
 }
 
 TEST(ResultCsv, EmptyFilesHaveNoRows) {

@@ -224,6 +224,23 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
     v.note = current.rows.empty() ? "the current CSV has no rows" : "not in the current CSV";
     rep.cases.push_back(std::move(v));
   }
+  std::set<std::string> base_boards, cur_boards;
+  for (const auto& c : rep.cases)
+    if (c.baseline && c.current && !c.baseline->device_uuid.empty() &&
+        !c.current->device_uuid.empty() && c.baseline->device_uuid != c.current->device_uuid) {
+      base_boards.insert(c.baseline->device_uuid);
+      cur_boards.insert(c.current->device_uuid);
+    }
+  if (!base_boards.empty()) {
+    const auto join = [](const std::set<std::string>& s) {
+      std::string out;
+      for (const auto& u : s) out += (out.empty() ? "" : ", ") + u;
+      return out;
+    };
+    rep.board_note = "other board: the baseline ran on " + join(base_boards) + ", the current on " +
+                     join(cur_boards) +
+                     "; boards of one model differ by a few percent on the smallest cases";
+  }
   std::stable_sort(
       rep.cases.begin(), rep.cases.end(),
       [](const CaseVerdict& a, const CaseVerdict& b) { return rank(a.verdict) < rank(b.verdict); });
@@ -269,6 +286,7 @@ std::string markdown_report(const GateReport& r) {
        " rows), current `" + r.current_path + "` (" + std::to_string(r.current_rows) +
        " rows); threshold " + percent(r.threshold, false) +
        " or the rows' own p10-p90 spread, whichever is larger.\n\n";
+  if (!r.board_note.empty()) s += "Note: " + r.board_note + ".\n\n";
   s += "| verdict | kernel | variant | sweep | case | device | baseline us | current us | change | "
        "tolerance | note |\n";
   s += "|---|---|---|---|---|---|---:|---:|---:|---:|---|\n";

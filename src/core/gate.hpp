@@ -49,6 +49,9 @@ struct GateReport {
   double threshold = 0;
   std::vector<CaseVerdict> cases;  // most severe first, then in file order
   std::map<Verdict, int> counts;
+  // Non-empty when some matched case ran on another board (device_uuid) than its baseline:
+  // boards of one model differ by a few percent on the smallest cases (docs/measurement.md).
+  std::string board_note;
   int exit_code() const;
   std::string summary() const;  // one line: counts and the outcome
 };

@@ -24,8 +24,10 @@ constexpr std::array<const char*, 16> kAxisColumns = {
     "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
     "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
     "swa",      "kv_interleaved", "strides",  "slots"};
-constexpr std::array<const char*, 7> kOtherColumns = {
-    "schema_version", "status", "reason", "median_us", "p10_us", "p90_us", "device"};
+constexpr std::array<const char*, 8> kOtherColumns = {
+    "schema_version", "status", "reason", "median_us", "p10_us", "p90_us", "device", "device_uuid"};
+// Read when present (the gate's board note), not required.
+constexpr const char* kOptionalColumn = "device_uuid";
 constexpr std::size_t kColumns = kAxisColumns.size() + kOtherColumns.size();
 // Axis columns that hold integers, checked so a garbled value is reported, not keyed.
 constexpr std::array<const char*, 5> kIntegerAxes = {"num_tokens", "num_heads", "head_dim",
@@ -119,10 +121,18 @@ ResultTable read_results(const std::string& path) {
     Reader in(path);
     const auto names = column_names();
     try {
-      std::apply([&](auto... n) { in.read_header(io::ignore_extra_column, n...); }, names);
+      std::apply(
+          [&](auto... n) {
+            in.read_header(io::ignore_extra_column | io::ignore_missing_column, n...);
+          },
+          names);
     } catch (const io::error::header_missing&) {
       return table;  // zero bytes: no rows
     }
+    for (const char* c : names)
+      if (std::string(c) != kOptionalColumn && !in.has_column(c))
+        throw ResultCsvError(where(path, 1) + "missing column '" + c +
+                             "' in the header (is this a kvbench result CSV?)");
     Fields f;
     while (std::apply([&](auto&... v) { return in.read_row(v...); }, f)) {
       ResultRow row;
@@ -150,6 +160,7 @@ ResultTable read_results(const std::string& path) {
         row.timing = Timing{*median, *p10, *p90};
       }
       row.device = f[n_axes + 6];
+      row.device_uuid = f[n_axes + 7];
       table.rows.push_back(std::move(row));
     }
   } catch (const io::error::base& e) {

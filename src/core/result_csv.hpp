@@ -25,6 +25,7 @@ struct Timing {
 struct ResultRow {
   std::vector<std::string> axes;  // values of case_columns() (kernel, variant, sweep, ...)
   std::string device;
+  std::string device_uuid;  // empty when the CSV has no such column
   Status status = Status::failed;
   std::string reason;
   std::optional<Timing> timing;  // set when the row was timed (median_us not empty)
