@@ -48,11 +48,15 @@ std::string where(const std::string& path, unsigned line) {
   return path + ":" + std::to_string(line) + ": ";
 }
 
+ResultCsvError missing_column(const std::string& path, const std::string& column) {
+  return ResultCsvError(where(path, 1) + "missing column '" + column +
+                        "' in the header (is this a kvbench result CSV?)");
+}
+
 // fccp's exceptions carry the file and line in English prose; restate them as FILE:LINE: text.
 [[noreturn]] void rethrow_fccp(const std::string& path, const io::error::base& e) {
   if (auto* m = dynamic_cast<const io::error::missing_column_in_header*>(&e))
-    throw ResultCsvError(where(path, 1) + "missing column '" + m->column_name +
-                         "' in the header (is this a kvbench result CSV?)");
+    throw missing_column(path, m->column_name);
   if (auto* d = dynamic_cast<const io::error::duplicated_column_in_header*>(&e))
     throw ResultCsvError(where(path, 1) + "column '" + d->column_name +
                          "' appears twice in the header");
@@ -130,9 +134,7 @@ ResultTable read_results(const std::string& path) {
       return table;  // zero bytes: no rows
     }
     for (const char* c : names)
-      if (std::string(c) != kOptionalColumn && !in.has_column(c))
-        throw ResultCsvError(where(path, 1) + "missing column '" + c +
-                             "' in the header (is this a kvbench result CSV?)");
+      if (std::string(c) != kOptionalColumn && !in.has_column(c)) throw missing_column(path, c);
     Fields f;
     while (std::apply([&](auto&... v) { return in.read_row(v...); }, f)) {
       ResultRow row;
