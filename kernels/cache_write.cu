@@ -13,8 +13,15 @@
 //              reciprocal per thread (Divisor, exact) in a kernel of their own, compiled for
 //              5 blocks per SM.
 //              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
-//              or strides are not aligned.
+//              or strides are not aligned. Above L2, on the shapes prefer_slot_order() names,
+//              it takes slot_order's path instead.
+//   slot_order Two passes: the slot mapping inverted into a table (slot -> token), then the
+//              cache written in slot order, each block gathering the K/V of a chunk of
+//              consecutive slots (below, at slot_table_fill). Same vectors and fallbacks.
 #include "kernels/cache_write.hpp"
+
+#include <algorithm>
+
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
 
@@ -214,6 +221,127 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
                                     : launch_optimized<In, Out, V, false>(a, stream);
 }
 
+// slot_order: the cache written in slot order. Pass 1 inverts the slot mapping into a table
+// (table[physical slot] = token); pass 2 walks the cache in chunks of consecutive slots, one
+// chunk per block, looks up each slot's token and gathers its K/V. Neighbouring slots are then
+// written together, by one block or by blocks running side by side, instead of row by row at
+// random times: scattered rows that do not cover whole 256-byte units (HND D=80: 160 bytes) lose
+// up to 30% of the copy peak (docs/perf-notes.md v7 row study). Pass 2 restores the entries it
+// read to -1, so the table needs no clearing launch. The price: a pass over the tokens, and one
+// over every slot of the cache, written or not.
+constexpr int kSlotThreads = 256;
+
+__global__ void __launch_bounds__(kOptThreads) slot_table_fill(CacheWriteArgs a) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * kOptThreads + threadIdx.x;
+  pdl_launch_dependents();
+  pdl_wait();  // the previous launch's pass 2 restores the table
+  if (t >= a.num_tokens) return;
+  const std::int64_t s = physical_slot(a, t);
+  if (s >= 0 && s < a.num_slots) a.slot_table[s] = static_cast<std::int32_t>(t);
+}
+
+// One block per chunk of consecutive slots, one thread per (slot, head, vector) item while they
+// fit, in the order of the cache's memory: slot-major for NHD, head-major (HEAD_MAJOR) for HND.
+template <class In, class Out, int V, bool SCALED, bool HEAD_MAJOR>
+__global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 1)
+    cache_write_slot_order(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv heads,
+                           FastDiv chunk, FastDiv block_div) {
+  const auto n_chunk = static_cast<int>(chunk.divisor());
+  const std::int64_t s0 = static_cast<std::int64_t>(blockIdx.x) * n_chunk;
+  const int n = static_cast<int>(a.num_slots - s0 < n_chunk ? a.num_slots - s0 : n_chunk);
+  const auto vph = static_cast<int>(vecs_per_head.divisor());
+  const auto nh = static_cast<int>(heads.divisor());
+  const int items = n_chunk * nh * vph;
+  pdl_launch_dependents();
+  pdl_wait();  // pass 1 has filled the table
+  for (int i = static_cast<int>(threadIdx.x); i < items; i += static_cast<int>(blockDim.x)) {
+    const auto r = static_cast<int>(vecs_per_head.div(static_cast<std::uint32_t>(i)));
+    const int d = (i - r * vph) * V;
+    int j, h;
+    if constexpr (HEAD_MAJOR) {
+      h = static_cast<int>(chunk.div(static_cast<std::uint32_t>(r)));
+      j = r - h * n_chunk;
+    } else {
+      j = static_cast<int>(heads.div(static_cast<std::uint32_t>(r)));
+      h = r - j * nh;
+    }
+    if (j >= n) continue;
+    const std::int64_t slot = s0 + j;
+    const std::int64_t t = a.slot_table[slot];
+    if (t < 0) continue;
+    const Vec<In, V> kx =
+        load_vec<In, V>(static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d));
+    const Vec<In, V> vx =
+        load_vec<In, V>(static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d));
+    std::int64_t b, o;
+    split_slot(slot, a.block_size, block_div, b, o);
+    const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
+    Out* kc = static_cast<Out*>(a.key_cache) + dst;
+    Out* vc = static_cast<Out*>(a.value_cache) + dst;
+    if (SCALED || a.scale != ScaleMode::none) {
+      const int si = a.scale == ScaleMode::per_head ? h : 0;
+      store_vec(kc, cast_vec<Out>(kx, Divisor(__ldg(a.k_scale + si))));
+      store_vec(vc, cast_vec<Out>(vx, Divisor(__ldg(a.v_scale + si))));
+    } else {
+      store_vec(kc, cast_vec<Out>(kx));
+      store_vec(vc, cast_vec<Out>(vx));
+    }
+  }
+  __syncthreads();  // every item has read its slot's entry
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))
+    a.slot_table[s0 + i] = -1;  // only this block reads these entries
+}
+
+template <class In, class Out, int V, bool SCALED>
+cudaError_t launch_slot_order(const CacheWriteArgs& a, cudaStream_t stream) {
+  if (a.slot_table == nullptr || a.num_slots <= 0 || a.num_slots > 0x7fffffff)
+    return cudaErrorInvalidValue;
+  // As many slots per block as one thread per item allows (at least one slot, whose items the
+  // block's threads then loop over).
+  const std::int64_t vph = a.head_size / V, per_slot = a.num_heads * vph;
+  const std::int64_t chunk = std::max<std::int64_t>(1, kSlotThreads / per_slot);
+  if (chunk * per_slot > 0x7fffffff - kSlotThreads) return cudaErrorInvalidValue;
+  const std::int64_t threads =
+      std::min<std::int64_t>(kSlotThreads, (chunk * per_slot + 31) / 32 * 32);
+  const unsigned fill_blocks = grid_blocks(a.num_tokens, kOptThreads);
+  const unsigned chunks = grid_blocks(a.num_slots, chunk);
+  if (fill_blocks == 0 || chunks == 0) return cudaErrorInvalidValue;
+  if (const cudaError_t e = launch_pdl(slot_table_fill, fill_blocks, kOptThreads, stream, a);
+      e != cudaSuccess)
+    return e;
+  const FastDiv fv(static_cast<std::uint32_t>(vph)), fh(static_cast<std::uint32_t>(a.num_heads)),
+      fc(static_cast<std::uint32_t>(chunk)),
+      bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
+  const auto nt = static_cast<unsigned>(threads);
+  if (a.slot_stride < a.head_stride)  // HND: a head's slots are contiguous
+    return launch_pdl(cache_write_slot_order<In, Out, V, SCALED, true>, chunks, nt, stream, a, fv,
+                      fh, fc, bd);
+  return launch_pdl(cache_write_slot_order<In, Out, V, SCALED, false>, chunks, nt, stream, a, fv,
+                    fh, fc, bd);
+}
+
+template <class In, class Out, int V>
+cudaError_t launch_slot_order(const CacheWriteArgs& a, cudaStream_t stream) {
+  return a.scale != ScaleMode::none ? launch_slot_order<In, Out, V, true>(a, stream)
+                                    : launch_slot_order<In, Out, V, false>(a, stream);
+}
+
+// Whether `optimized` takes the slot-order path (docs/perf-notes.md v8, configs/slot_order.yaml).
+// Measured on random slots, it won where the token-order write scatters rows badly: HND heads
+// whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19% faster at T=131072, 9% at
+// 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and 131072). It lost 2-10%
+// on every other shape there, and 1-1.5 µs at small sizes (one launch more, and a pass over
+// every slot). So: those two shapes, at least 8x L2 moved (where both wins were measured), a
+// dense cache (at most two slots per token) and a slot table.
+bool prefer_slot_order(const CacheWriteArgs& a, std::int64_t in_bytes, std::int64_t out_bytes) {
+  if (a.slot_table == nullptr || a.num_slots > 2 * a.num_tokens) return false;
+  const std::int64_t moved = 2 * a.num_tokens * a.num_heads * a.head_size * (in_bytes + out_bytes);
+  if (moved < 8 * device_l2_bytes()) return false;
+  const std::int64_t head_row = a.head_size * out_bytes;
+  const bool hnd = a.slot_stride < a.head_stride;
+  return (hnd && head_row % 256 != 0) || a.num_heads * head_row >= 8192;
+}
+
 int next_pow2(std::int64_t x) {
   int p = 1;
   while (p < x) p <<= 1;
@@ -246,6 +374,8 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
         return cudaGetLastError();
       }
       case Variant::optimized: {
+        if (prefer_slot_order(a, sizeof(In), sizeof(Out)))
+          return launch_cache_write(a, Variant::slot_order, stream);
         // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
         // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
@@ -263,6 +393,16 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
             return launch_optimized<In, Out, kNarrow>(a, stream);
         }
         return launch_optimized<In, Out, 1>(a, stream);
+      }
+      case Variant::slot_order: {
+        constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+        if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
+          return launch_slot_order<In, Out, kWide>(a, stream);
+        if constexpr (kNarrow != kWide) {
+          if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+            return launch_slot_order<In, Out, kNarrow>(a, stream);
+        }
+        return launch_slot_order<In, Out, 1>(a, stream);
       }
     }
     return cudaErrorInvalidValue;

@@ -25,6 +25,10 @@ struct CacheWriteArgs {
   std::int64_t key_s0, key_s1, value_s0, value_s1;
   std::int64_t block_stride, slot_stride, head_stride;
   std::int64_t skip_slot;  // physical slot never written; -1 for none
+  // slot_order only: the cache's slot count (NB*BS) and an int32 table of that many entries,
+  // all -1 before a launch and left all -1 by it (the launch fills it, then restores it).
+  std::int64_t num_slots;
+  std::int32_t* slot_table;
   ScaleMode scale;
   DType in_dtype, out_dtype;
 };

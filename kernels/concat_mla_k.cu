@@ -249,6 +249,8 @@ cudaError_t launch_concat_mla_k(const ConcatArgs& a, Variant variant, cudaStream
         }
         return launch_optimized<In, Out, 1>(a, stream);
       }
+      case Variant::slot_order:  // a cache-write variant: concat has no slots
+        return cudaErrorInvalidValue;
     }
     return cudaErrorInvalidValue;
   });

@@ -36,6 +36,10 @@ class Gpu : public ::testing::Test {
     for (auto variant : all_values<Variant>()) {
       c.variant = variant;
       const Row row = run_case(c, s, device_);
+      if (c.kernel == Kernel::concat_mla_k && variant == Variant::slot_order) {
+        EXPECT_EQ(row.status, Status::not_supported) << describe(c);
+        continue;
+      }
       EXPECT_EQ(row.status, Status::passed) << describe(c) << ": " << row.reason;
       EXPECT_EQ(row.mismatches, 0);
       EXPECT_TRUE(row.timed);

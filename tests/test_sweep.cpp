@@ -112,7 +112,8 @@ TEST(Sweep, ShippedConfigsExpand) {
   const char* env = std::getenv("KVBENCH_SOURCE_DIR");
   const std::string root = env ? env : KVBENCH_SOURCE_DIR;
   for (const char* name :
-       {"smoke", "default", "perf", "quick_perf", "bad_input", "scatter", "walk"}) {
+       {"smoke", "default", "perf", "quick_perf", "bad_input", "scatter", "walk",
+        "slot_order"}) {
     const Config c = load_config(root + "/configs/" + name + ".yaml");
     EXPECT_GE(c.cases.size(), 8u) << name;
   }

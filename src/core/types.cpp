@@ -33,9 +33,10 @@ struct Names<Kernel> {
 template <>
 struct Names<Variant> {
   static constexpr std::string_view kind = "variant";
-  static constexpr std::array<std::pair<Variant, std::string_view>, 2> table{{
+  static constexpr std::array<std::pair<Variant, std::string_view>, 3> table{{
       {Variant::seed_port, "seed_port"},
       {Variant::optimized, "optimized"},
+      {Variant::slot_order, "slot_order"},
   }};
 };
 template <>

@@ -14,8 +14,9 @@ namespace kvbench {
 enum class DType { f32, f16, bf16, fp8_e4m3, fp8_e5m2 };
 enum class Kernel { concat_mla_k, cache_write };
 // seed_port: a straight port of the seed's Triton program; optimized: 16-byte vectorized,
-// tiled over (token, vector) — the launcher picks its tiling from the shape (kernels/*.cu).
-enum class Variant { seed_port, optimized };
+// tiled over (token, vector) — the launcher picks its tiling from the shape (kernels/*.cu);
+// slot_order (cache write only): writes the cache in slot order through an inverse slot table.
+enum class Variant { seed_port, optimized, slot_order };
 enum class Layout { nhd, hnd };
 enum class ScaleMode { none, per_tensor, per_head };
 // random: distinct random slots; contiguous: one run of consecutive slots; padded: random with

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <filesystem>
@@ -145,6 +146,11 @@ void run_concat(const Case& c, const RunSettings& settings, std::uint64_t seed,
   if (!kernels::concat_supported(c.in_dtype, c.out_dtype)) {
     row.status = Status::not_supported;
     row.reason = unsupported_pair(c);
+    return;
+  }
+  if (c.variant == Variant::slot_order) {
+    row.status = Status::not_supported;
+    row.reason = "variant slot_order is a reshape_and_cache_flash variant (it orders slots)";
     return;
   }
   ConcatGeometry g = concat_geometry(c);
@@ -335,6 +341,9 @@ void run_cache_write(const Case& c, const RunSettings& settings, std::uint64_t s
   const DeviceBuffer d_vs = upload(v_scale.data(), v_scale.size() * sizeof(float), s);
   const DeviceBuffer d_cache(expected.size());
   KVB_CUDA_CHECK(cudaMemsetAsync(d_cache.get(), kCanary, d_cache.bytes(), s));
+  // slot_order's inverse slot table: all -1 before each launch, and each launch must leave it so.
+  const DeviceBuffer d_table(static_cast<std::size_t>(g.num_slots) * sizeof(std::int32_t));
+  KVB_CUDA_CHECK(cudaMemsetAsync(d_table.get(), 0xFF, d_table.bytes(), s));
 
   kernels::CacheWriteArgs a{};
   a.key = d_key.get();
@@ -355,6 +364,8 @@ void run_cache_write(const Case& c, const RunSettings& settings, std::uint64_t s
   a.slot_stride = g.slot_stride;
   a.head_stride = g.head_stride;
   a.skip_slot = g.skip_slot;
+  a.num_slots = g.num_slots;
+  a.slot_table = d_table.as<std::int32_t>();
   a.scale = c.scale;
   a.in_dtype = c.in_dtype;
   a.out_dtype = c.out_dtype;
@@ -374,6 +385,20 @@ void run_cache_write(const Case& c, const RunSettings& settings, std::uint64_t s
   };
   const Bytes actual = launch_and_compare(launch, d_cache, expected, c.out_dtype, s, options, locate, row);
   if (row.status != Status::incorrect) time_launch(launch, s, settings, row);
+  if (row.status == Status::passed) {
+    // Timing relaunches with the same table: a launch that left an entry set would have timed
+    // (and a later validation would write) the wrong slots.
+    std::vector<std::int32_t> table(static_cast<std::size_t>(g.num_slots));
+    KVB_CUDA_CHECK(cudaMemcpyAsync(table.data(), d_table.get(), d_table.bytes(),
+                                   cudaMemcpyDeviceToHost, s));
+    KVB_CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto set = std::find_if(table.begin(), table.end(), [](std::int32_t v) { return v != -1; });
+    if (set != table.end()) {
+      row.status = Status::incorrect;
+      row.reason = "slot table entry " + std::to_string(set - table.begin()) + " = " +
+                   std::to_string(*set) + " after the launches (each launch must leave it -1)";
+    }
+  }
   if (should_save(options, row)) {
     std::ostringstream geo;
     geo << "key/value [T, H, D] strides (" << g.key_s0 << ", " << g.key_s1 << ", 1); caches: "
