@@ -330,7 +330,7 @@ cudaError_t launch_slot_order(const CacheWriteArgs& a, cudaStream_t stream) {
 // Measured on random slots, it won where the token-order write scatters rows badly: HND heads
 // whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19% faster at T=131072, 9% at
 // 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and 131072). It lost 2-10%
-// on every other shape there, and 1-1.5 µs at small sizes (one launch more, and a pass over
+// on every other shape there, and 0.6-2.2 µs at T=1024 (one launch more, and a pass over
 // every slot). So: those two shapes, at least 8x L2 moved (where both wins were measured), a
 // dense cache (at most two slots per token) and a slot table.
 bool prefer_slot_order(const CacheWriteArgs& a, std::int64_t in_bytes, std::int64_t out_bytes) {
