@@ -2,10 +2,13 @@
 """Markdown report of a `kvbench run configs/perf.yaml` CSV: per-shape tables (µs and % of the
 measured copy peak, seed_port beside optimized) and issue 6's targets with their worst cases.
 
-usage: scripts/perf_report.py results/h200/perf.csv [--peers]   (reads <csv>.json beside it)
+usage: scripts/perf_report.py results/h200/perf.csv [--peers] [--pair BASE,NEW]
+       (reads <csv>.json beside it)
 
 "large" = logical bytes at least 4x the L2 size (the sidecar's device.l2_bytes, else 60 MiB).
 --peers adds the best CUDA/Triton peer times of ../shared/docs/GPU.md for the T <= 128 check.
+--pair names the two variants of the per-shape tables (default seed_port,optimized), e.g.
+optimized,slot_order for results/h200/slot_order.csv; the targets always judge `optimized`.
 """
 import argparse
 import csv
@@ -55,7 +58,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--peers", action="store_true")
+    ap.add_argument("--pair", default="seed_port,optimized")
     args = ap.parse_args()
+    pair = args.pair.split(",")
+    if len(pair) != 2 or not all(pair):
+        ap.error(f"--pair: '{args.pair}' is not two variant names separated by a comma")
+    base, new = pair
     with open(args.csv, newline="") as f:
         rows = [r for r in csv.DictReader(f)]
     meta = {}
@@ -70,22 +78,24 @@ def main():
     print(f"{len(rows)} rows, {len(rows) - len(bad)} passed; measured copy peak {peak:.0f} GB/s; "
           f"graph-mode launch floor {floor:.2f} us\n" if peak and floor else f"{len(rows)} rows\n")
 
-    # Per-shape tables: one row per shape, one column per token count: seed_port / optimized.
+    # Per-shape tables: one row per shape, one column per token count: base → new.
     shapes = {}
     for r in rows:
         if r["status"] == "passed":
             shapes.setdefault(shape_name(r), {}).setdefault(r["num_tokens"], {})[r["variant"]] = r
     for kernel in ["concat", "cache"]:
         ts = [t for t in DECODE_PREFILL if any(t in v for k, v in shapes.items() if k.startswith(kernel))]
-        print(f"| {kernel}: µs seed_port → optimized (% of copy peak) | " + " | ".join(f"T={t}" for t in ts) + " |")
+        if not ts:
+            continue
+        print(f"| {kernel}: µs {base} → {new} (% of copy peak) | " + " | ".join(f"T={t}" for t in ts) + " |")
         print("|---|" + "---|" * len(ts))
         for name in sorted(k for k in shapes if k.startswith(kernel)):
             cells = []
             for t in ts:
                 v = shapes[name].get(t, {})
-                if "seed_port" in v and "optimized" in v:
-                    o = v["optimized"]
-                    cells.append(f"{float(v['seed_port']['median_us']):.1f} → **{float(o['median_us']):.2f}** "
+                if base in v and new in v:
+                    o = v[new]
+                    cells.append(f"{float(v[base]['median_us']):.1f} → **{float(o['median_us']):.2f}** "
                                  f"({float(o['pct_of_measured_peak']):.0f}%)")
                 else:
                     cells.append("")

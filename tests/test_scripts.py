@@ -217,5 +217,40 @@ class PerfReport(unittest.TestCase):
             self.assertEqual(int(m.group(3)), round(float(opt["pct_of_measured_peak"])), shape)
 
 
+class PerfReportPair(unittest.TestCase):
+    """--pair: the tables of the committed slot_order run, optimized beside slot_order."""
+
+    CSV = os.path.join(ROOT, "results", "h200", "slot_order.csv")
+
+    def report(self, *extra):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               self.CSV, *extra], capture_output=True, text=True)
+
+    def test_cells_equal_the_csv(self):
+        done = self.report("--pair", "optimized,slot_order")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        title = "| cache: µs optimized → slot_order (% of copy peak) |"
+        header = [i for i, line in enumerate(lines) if line.startswith(title)]
+        self.assertEqual(len(header), 1, done.stdout[:500])
+        self.assertFalse(any(line.startswith("| concat:") for line in lines))  # no concat rows
+        columns = [c.strip() for c in lines[header[0]].strip("|").split("|")]
+        row = next(line for line in lines[header[0] + 2:]
+                   if line.startswith("| cache H=8 D=80 BS=16 bf16->bf16 hnd |"))
+        cell = [c.strip() for c in row.strip("|").split("|")][columns.index("T=32768")]
+        with open(self.CSV, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["sweep"] == "cache_hnd_d80" and r["num_tokens"] == "32768"]
+        us = {r["variant"]: float(r["median_us"]) for r in rows}
+        m = re.fullmatch(r"([0-9.]+) → \*\*([0-9.]+)\*\* \(([0-9]+)%\)", cell)
+        self.assertIsNotNone(m, cell)
+        self.assertEqual(float(m.group(1)), round(us["optimized"], 1))
+        self.assertEqual(float(m.group(2)), round(us["slot_order"], 2))
+
+    def test_bad_pair_is_one_line_error(self):
+        done = self.report("--pair", "optimized")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--pair: 'optimized' is not two variant names", done.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
