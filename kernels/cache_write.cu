@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <type_traits>
 
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
@@ -351,6 +352,20 @@ bool prefer_slot_order(const CacheWriteArgs& a, std::int64_t in_bytes, std::int6
          (a.num_heads * head_row >= 8192 && moved >= 8 * l2);
 }
 
+// Calls launch(std::integral_constant<int, V>) with the widest access the shape allows: 16
+// bytes of the narrower type, 16 bytes of input, one element.
+template <class In, class Out, class F>
+cudaError_t with_widest_vec(const CacheWriteArgs& a, F&& launch) {
+  constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+  if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
+    return launch(std::integral_constant<int, kWide>{});
+  if constexpr (kNarrow != kWide) {
+    if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+      return launch(std::integral_constant<int, kNarrow>{});
+  }
+  return launch(std::integral_constant<int, 1>{});
+}
+
 int next_pow2(std::int64_t x) {
   int p = 1;
   while (p < x) p <<= 1;
@@ -395,24 +410,14 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
               fits_one_wave<In, Out, kNarrow, true>(a))
             return launch_optimized<In, Out, kNarrow, true>(a, stream);
         }
-        if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
-          return launch_optimized<In, Out, kWide>(a, stream);
-        if constexpr (kNarrow != kWide) {
-          if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
-            return launch_optimized<In, Out, kNarrow>(a, stream);
-        }
-        return launch_optimized<In, Out, 1>(a, stream);
+        return with_widest_vec<In, Out>(a, [&](auto v) {
+          return launch_optimized<In, Out, decltype(v)::value>(a, stream);
+        });
       }
-      case Variant::slot_order: {
-        constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
-        if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
-          return launch_slot_order<In, Out, kWide>(a, stream);
-        if constexpr (kNarrow != kWide) {
-          if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
-            return launch_slot_order<In, Out, kNarrow>(a, stream);
-        }
-        return launch_slot_order<In, Out, 1>(a, stream);
-      }
+      case Variant::slot_order:
+        return with_widest_vec<In, Out>(a, [&](auto v) {
+          return launch_slot_order<In, Out, decltype(v)::value>(a, stream);
+        });
     }
     return cudaErrorInvalidValue;
   });
