@@ -21,6 +21,8 @@
 #include "kernels/cache_write.hpp"
 
 #include <algorithm>
+#include <numeric>
+#include <type_traits>
 
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
@@ -297,9 +299,15 @@ cudaError_t launch_slot_order(const CacheWriteArgs& a, cudaStream_t stream) {
   if (a.slot_table == nullptr || a.num_slots <= 0 || a.num_slots > 0x7fffffff)
     return cudaErrorInvalidValue;
   // As many slots per block as one thread per item allows (at least one slot, whose items the
-  // block's threads then loop over).
+  // block's threads then loop over), rounded to whole 256-byte runs of the cache: `c0` slots
+  // make one, so that no unit is split between two blocks (measured 3.5% faster for HND D=80,
+  // 2.4% for D=576, the same elsewhere: docs/perf-notes.md v8 block-size experiment).
   const std::int64_t vph = a.head_size / V, per_slot = a.num_heads * vph;
-  const std::int64_t chunk = std::max<std::int64_t>(1, kSlotThreads / per_slot);
+  std::int64_t chunk = std::max<std::int64_t>(1, kSlotThreads / per_slot);
+  const std::int64_t run = (a.slot_stride < a.head_stride ? 1 : a.num_heads) * a.head_size *
+                           static_cast<std::int64_t>(sizeof(Out));
+  const std::int64_t c0 = 256 / std::gcd<std::int64_t>(run, 256);
+  if (c0 <= 16) chunk = chunk < c0 ? c0 : chunk / c0 * c0;
   if (chunk * per_slot > 0x7fffffff - kSlotThreads) return cudaErrorInvalidValue;
   const std::int64_t threads =
       std::min<std::int64_t>(kSlotThreads, (chunk * per_slot + 31) / 32 * 32);
@@ -331,15 +339,31 @@ cudaError_t launch_slot_order(const CacheWriteArgs& a, cudaStream_t stream) {
 // whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19% faster at T=131072, 9% at
 // 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and 131072). It lost 2-10%
 // on every other shape there, and 0.6-2.2 µs at T=1024 (one launch more, and a pass over
-// every slot). So: those two shapes, at least 8x L2 moved (where both wins were measured), a
-// dense cache (at most two slots per token) and a slot table.
+// every slot). So: those two shapes where they were measured to win (HND rows from 2x L2
+// moved, 8 KB slots from 8x), a dense cache (at most two slots per token) and a slot table.
 bool prefer_slot_order(const CacheWriteArgs& a, std::int64_t in_bytes, std::int64_t out_bytes) {
   if (a.slot_table == nullptr || a.num_slots > 2 * a.num_tokens) return false;
   const std::int64_t moved = 2 * a.num_tokens * a.num_heads * a.head_size * (in_bytes + out_bytes);
-  if (moved < 8 * device_l2_bytes()) return false;
+  const std::int64_t l2 = device_l2_bytes();
   const std::int64_t head_row = a.head_size * out_bytes;
   const bool hnd = a.slot_stride < a.head_stride;
-  return (hnd && head_row % 256 != 0) || a.num_heads * head_row >= 8192;
+  // HND D=80 won from 2.7x L2 (T=32768) up; 8 KB slots were even at 4.3x L2 (T=8192).
+  return (hnd && head_row % 256 != 0 && moved >= 2 * l2) ||
+         (a.num_heads * head_row >= 8192 && moved >= 8 * l2);
+}
+
+// Calls launch(std::integral_constant<int, V>) with the widest access the shape allows: 16
+// bytes of the narrower type, 16 bytes of input, one element.
+template <class In, class Out, class F>
+cudaError_t with_widest_vec(const CacheWriteArgs& a, F&& launch) {
+  constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+  if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
+    return launch(std::integral_constant<int, kWide>{});
+  if constexpr (kNarrow != kWide) {
+    if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+      return launch(std::integral_constant<int, kNarrow>{});
+  }
+  return launch(std::integral_constant<int, 1>{});
 }
 
 int next_pow2(std::int64_t x) {
@@ -386,24 +410,14 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
               fits_one_wave<In, Out, kNarrow, true>(a))
             return launch_optimized<In, Out, kNarrow, true>(a, stream);
         }
-        if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
-          return launch_optimized<In, Out, kWide>(a, stream);
-        if constexpr (kNarrow != kWide) {
-          if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
-            return launch_optimized<In, Out, kNarrow>(a, stream);
-        }
-        return launch_optimized<In, Out, 1>(a, stream);
+        return with_widest_vec<In, Out>(a, [&](auto v) {
+          return launch_optimized<In, Out, decltype(v)::value>(a, stream);
+        });
       }
-      case Variant::slot_order: {
-        constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
-        if (cache_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
-          return launch_slot_order<In, Out, kWide>(a, stream);
-        if constexpr (kNarrow != kWide) {
-          if (cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
-            return launch_slot_order<In, Out, kNarrow>(a, stream);
-        }
-        return launch_slot_order<In, Out, 1>(a, stream);
-      }
+      case Variant::slot_order:
+        return with_widest_vec<In, Out>(a, [&](auto v) {
+          return launch_slot_order<In, Out, decltype(v)::value>(a, stream);
+        });
     }
     return cudaErrorInvalidValue;
   });
