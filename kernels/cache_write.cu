@@ -9,7 +9,8 @@
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
 //              two); above it, after (skipped tokens cost no K/V reads), except in scaled
-//              writes without SWA. Every launch uses PDL. Scaled writes divide with one
+//              writes without SWA. Launches of fewer 256-thread blocks than SMs take blocks
+//              of 128. Every launch uses PDL. Scaled writes divide with one
 //              reciprocal per thread (Divisor, exact) in a kernel of their own, compiled for
 //              5 blocks per SM.
 //              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
@@ -18,12 +19,11 @@
 //   slot_order Two passes: the slot mapping inverted into a table (slot -> token), then the
 //              cache written in slot order, each block gathering the K/V of a chunk of
 //              consecutive slots (below, at slot_table_fill). Same vectors and fallbacks.
-#include "kernels/cache_write.hpp"
-
 #include <algorithm>
 #include <numeric>
 #include <type_traits>
 
+#include "kernels/cache_write.hpp"
 #include "kernels/convert.cuh"
 #include "kernels/vec.cuh"
 
@@ -115,7 +115,7 @@ template <class In, class Out, int V, bool SPECULATIVE, bool SCALED>
 __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1)
     cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token,
                           FastDiv block_div, unsigned zero) {
-  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * kOptThreads, per_token);
+  const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * blockDim.x, per_token);
   std::int64_t t;
   int u;
   cursor.locate(static_cast<int>(threadIdx.x), t, u);
@@ -181,8 +181,8 @@ bool cache_vec_ok(const CacheWriteArgs& a, int n, int in_bytes, int out_bytes) {
 }
 
 // Blocks of the optimized launch with `V`-element vectors (0 when too many).
-unsigned cache_blocks(const CacheWriteArgs& a, int v) {
-  return grid_blocks(a.num_tokens * a.num_heads * (a.head_size / v), kOptThreads);
+unsigned cache_blocks(const CacheWriteArgs& a, int v, int threads = kOptThreads) {
+  return grid_blocks(a.num_tokens * a.num_heads * (a.head_size / v), threads);
 }
 
 template <class In, class Out, int V, bool SCALED>
@@ -204,16 +204,21 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   // writes without SWA, whose register cap leaves fewer threads to hide the second latency
   // (speculation measured 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases
   // skip every 16th token: docs/perf-notes.md v7c).
-  const unsigned blocks = cache_blocks(a, V);
-  if (blocks == 0) return cudaErrorInvalidValue;
+  // Fewer blocks than SMs: blocks of half the size reach twice as many SMs (measured 4-6%
+  // faster at T=16 and 128, nowhere slower beyond noise: docs/perf-notes.md v9).
+  const unsigned wide = cache_blocks(a, V);
+  if (wide == 0) return cudaErrorInvalidValue;
+  const int threads =
+      wide < static_cast<unsigned>(device_sm_count()) ? kOptThreads / 2 : kOptThreads;
+  const unsigned blocks = threads == kOptThreads ? wide : cache_blocks(a, V, threads);
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
       pt(static_cast<std::uint32_t>(per_token)),
       bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
   if ((SCALED && a.swa_slot_mapping == nullptr) || fits_one_wave<In, Out, V, SCALED>(a))
-    return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, kOptThreads, stream,
-                      a, vph, pt, bd, 0u);
-  return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, kOptThreads, stream,
-                    a, vph, pt, bd, 0u);
+    return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, threads, stream, a,
+                      vph, pt, bd, 0u);
+  return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, threads, stream, a,
+                    vph, pt, bd, 0u);
 }
 
 // The scaled or the general kernel, by the case's scale mode.
@@ -246,8 +251,8 @@ __global__ void __launch_bounds__(kOptThreads) slot_table_fill(CacheWriteArgs a)
 // fit, in the order of the cache's memory: slot-major for NHD, head-major (HEAD_MAJOR) for HND.
 template <class In, class Out, int V, bool SCALED, bool HEAD_MAJOR>
 __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 1)
-    cache_write_slot_order(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv heads,
-                           FastDiv chunk, FastDiv block_div) {
+    cache_write_slot_order(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv heads, FastDiv chunk,
+                           FastDiv block_div) {
   const auto n_chunk = static_cast<int>(chunk.divisor());
   const std::int64_t s0 = static_cast<std::int64_t>(blockIdx.x) * n_chunk;
   const int n = static_cast<int>(a.num_slots - s0 < n_chunk ? a.num_slots - s0 : n_chunk);
@@ -410,14 +415,12 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
               fits_one_wave<In, Out, kNarrow, true>(a))
             return launch_optimized<In, Out, kNarrow, true>(a, stream);
         }
-        return with_widest_vec<In, Out>(a, [&](auto v) {
-          return launch_optimized<In, Out, decltype(v)::value>(a, stream);
-        });
+        return with_widest_vec<In, Out>(
+            a, [&](auto v) { return launch_optimized<In, Out, decltype(v)::value>(a, stream); });
       }
       case Variant::slot_order:
-        return with_widest_vec<In, Out>(a, [&](auto v) {
-          return launch_slot_order<In, Out, decltype(v)::value>(a, stream);
-        });
+        return with_widest_vec<In, Out>(
+            a, [&](auto v) { return launch_slot_order<In, Out, decltype(v)::value>(a, stream); });
     }
     return cudaErrorInvalidValue;
   });
