@@ -100,6 +100,33 @@ __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block
   }
 }
 
+// Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
+// physical slot `slot`: the end of both `optimized` and `slot_order` kernels.
+template <class Out, class In, int V>
+__device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv block_div,
+                                           std::int64_t slot, int h, int d, const Vec<In, V>& kx,
+                                           const Vec<In, V>& vx, bool scaled, float ks, float vs) {
+  std::int64_t b, o;
+  split_slot(slot, a.block_size, block_div, b, o);
+  const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
+  Out* kc = static_cast<Out*>(a.key_cache) + dst;
+  Out* vc = static_cast<Out*>(a.value_cache) + dst;
+  if (scaled) {  // one reciprocal per thread and tensor, not one division per element
+    store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
+    store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
+  } else {
+    store_vec(kc, cast_vec<Out>(kx));
+    store_vec(vc, cast_vec<Out>(vx));
+  }
+}
+
+// The FastDiv of the block size that split_slot() takes (a dummy 1 where it takes the 64-bit
+// division instead).
+FastDiv block_size_div(const CacheWriteArgs& a) {
+  return FastDiv(
+      static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
+}
+
 // Blocks per SM that the scaled kernels with 16-bit inputs are compiled for: their conversions
 // would take 52-60 registers (4 blocks of 256 threads per SM, 44% occupancy measured); capped at
 // 48 (5 blocks), the write of 131072 tokens bf16 -> fp8 went from 86% to 91-93% of the copy peak
@@ -157,18 +184,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  std::int64_t b, o;
-  split_slot(slot, a.block_size, block_div, b, o);
-  const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
-  Out* kc = static_cast<Out*>(a.key_cache) + dst;
-  Out* vc = static_cast<Out*>(a.value_cache) + dst;
-  if (scaled) {  // one reciprocal per thread and tensor, not one division per element
-    store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
-    store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
-  } else {
-    store_vec(kc, cast_vec<Out>(kx));
-    store_vec(vc, cast_vec<Out>(vx));
-  }
+  store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
 }
 
 // Whether every access of the optimized variant can be `n` elements wide.
@@ -210,10 +226,9 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   if (wide == 0) return cudaErrorInvalidValue;
   const int threads =
       wide < static_cast<unsigned>(device_sm_count()) ? kOptThreads / 2 : kOptThreads;
-  const unsigned blocks = threads == kOptThreads ? wide : cache_blocks(a, V, threads);
+  const unsigned blocks = cache_blocks(a, V, threads);
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
-      pt(static_cast<std::uint32_t>(per_token)),
-      bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
+      pt(static_cast<std::uint32_t>(per_token)), bd = block_size_div(a);
   if ((SCALED && a.swa_slot_mapping == nullptr) || fits_one_wave<In, Out, V, SCALED>(a))
     return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, threads, stream, a,
                       vph, pt, bd, 0u);
@@ -280,19 +295,14 @@ __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 
         load_vec<In, V>(static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d));
     const Vec<In, V> vx =
         load_vec<In, V>(static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d));
-    std::int64_t b, o;
-    split_slot(slot, a.block_size, block_div, b, o);
-    const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
-    Out* kc = static_cast<Out*>(a.key_cache) + dst;
-    Out* vc = static_cast<Out*>(a.value_cache) + dst;
-    if (SCALED || a.scale != ScaleMode::none) {
+    const bool scaled = SCALED || a.scale != ScaleMode::none;
+    float ks = 1.0f, vs = 1.0f;
+    if (scaled) {
       const int si = a.scale == ScaleMode::per_head ? h : 0;
-      store_vec(kc, cast_vec<Out>(kx, Divisor(__ldg(a.k_scale + si))));
-      store_vec(vc, cast_vec<Out>(vx, Divisor(__ldg(a.v_scale + si))));
-    } else {
-      store_vec(kc, cast_vec<Out>(kx));
-      store_vec(vc, cast_vec<Out>(vx));
+      ks = __ldg(a.k_scale + si);
+      vs = __ldg(a.v_scale + si);
     }
+    store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
   }
   __syncthreads();  // every item has read its slot's entry
   for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))
@@ -323,8 +333,7 @@ cudaError_t launch_slot_order(const CacheWriteArgs& a, cudaStream_t stream) {
       e != cudaSuccess)
     return e;
   const FastDiv fv(static_cast<std::uint32_t>(vph)), fh(static_cast<std::uint32_t>(a.num_heads)),
-      fc(static_cast<std::uint32_t>(chunk)),
-      bd(static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
+      fc(static_cast<std::uint32_t>(chunk)), bd = block_size_div(a);
   const auto nt = static_cast<unsigned>(threads);
   if (a.slot_stride < a.head_stride)  // HND: a head's slots are contiguous
     return launch_pdl(cache_write_slot_order<In, Out, V, SCALED, true>, chunks, nt, stream, a, fv,
