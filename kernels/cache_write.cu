@@ -8,8 +8,10 @@
 //              narrower dtype: each thread moves the same vector of K and of V, so no lane
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
-//              two); above it, after (skipped tokens cost no K/V reads), except in scaled
-//              writes without SWA. Launches of fewer 256-thread blocks than SMs take blocks
+//              two); above it, after, with the rows prefetched into L2 before the lookup
+//              (no registers held across it), except in scaled writes without SWA, which
+//              load early. SWA table reads keep their lines in L2. Launches of fewer
+//              256-thread blocks than SMs take blocks
 //              of 128. Every launch uses PDL. Scaled writes divide with one
 //              reciprocal per thread (Divisor, exact) in a kernel of their own, compiled for
 //              5 blocks per SM.
@@ -100,6 +102,22 @@ __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block
   }
 }
 
+// The SWA table entry at p, read with an L2 evict-last policy: the table is read at scattered
+// places, and the K/V stream would otherwise evict its lines before the tokens that share them
+// come by (docs/perf-notes.md v10).
+__device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  std::int64_t v;
+  asm volatile("ld.global.nc.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(policy));
+  return v;
+}
+
+// Starts moving the memory at p into L2, so that the load of it that follows hits there.
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
 // physical slot `slot`: the end of both `optimized` and `slot_order` kernels.
 template <class Out, class In, int V>
@@ -155,7 +173,11 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
-  // store would otherwise wait for it.
+  // store would otherwise wait for it. Loads issued after the slot lookup find their rows in L2.
+  if constexpr (!SPECULATIVE) {
+    prefetch_l2(key);
+    prefetch_l2(value);
+  }
   std::int64_t slot = __ldg(a.slot_mapping + t);
   const bool scaled = SCALED || a.scale != ScaleMode::none;
   float ks = 1.0f, vs = 1.0f;
@@ -169,7 +191,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  if (slot >= 0 && a.swa_slot_mapping != nullptr) slot = __ldg(a.swa_slot_mapping + slot);
+  if (slot >= 0 && a.swa_slot_mapping != nullptr) slot = swa_lookup(a.swa_slot_mapping + slot);
   const bool skip = slot < 0 || slot == a.skip_slot;  // SPEC.md §2 steps 1-3
   if constexpr (SPECULATIVE) {
     // ptxas sinks loads that only the store path uses below this test: the SASS of v2-v7 issued
@@ -215,11 +237,13 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const std::int64_t per_token = a.num_heads * vecs_per_head;
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
   // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
-  // In one wave, K/V are loaded before the slot is known (latency-bound). Above it, only for
-  // tokens that are written, so padding tokens cost only their slot entry: except for scaled
-  // writes without SWA, whose register cap leaves fewer threads to hide the second latency
-  // (speculation measured 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases
-  // skip every 16th token: docs/perf-notes.md v7c).
+  // In one wave, K/V are loaded before the slot is known (latency-bound). Above it, into
+  // registers only for tokens that are written, after an L2 prefetch of every token's rows
+  // before the lookup (1.6-2.2% faster on the large unscaled writes, docs/perf-notes.md v10;
+  // padding tokens then cost a read of their rows): except for scaled writes without SWA,
+  // whose register cap leaves fewer threads to hide the second latency (speculation measured
+  // 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases skip every 16th token:
+  // docs/perf-notes.md v7c).
   // Fewer blocks than SMs: blocks of half the size reach twice as many SMs (measured 4-6%
   // faster at T=16 and 128, nowhere slower beyond noise: docs/perf-notes.md v9).
   const unsigned wide = cache_blocks(a, V);
