@@ -8,16 +8,13 @@
 //              narrower dtype: each thread moves the same vector of K and of V, so no lane
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
-//              two); above it, after, with the rows prefetched into L2 before the lookup
-//              (no registers held across it), except in scaled writes without SWA, which
-//              load early. SWA table reads keep their lines in L2. Launches of fewer
-//              256-thread blocks than SMs take blocks
-//              of 128. Every launch uses PDL. Scaled writes divide with one
-//              reciprocal per thread (Divisor, exact) in a kernel of their own, compiled for
-//              5 blocks per SM.
-//              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers
-//              or strides are not aligned. Above L2, on the shapes prefer_slot_order() names,
-//              it takes slot_order's path instead.
+//              two); above it, after (skipped tokens cost no K/V reads), except in scaled
+//              writes without SWA. SWA table reads ask L2 to keep their lines. Launches of
+//              fewer 256-thread blocks than SMs take blocks of 128. Every launch uses PDL. Scaled
+//              writes divide with one reciprocal per thread (Divisor, exact) in a kernel of their
+//              own, compiled for 5 blocks per SM. Falls back to 16-byte input vectors, then to
+//              1-element accesses, when pointers or strides are not aligned. Above L2, on the
+//              shapes prefer_slot_order() names, it takes slot_order's path instead.
 //   slot_order Two passes: the slot mapping inverted into a table (slot -> token), then the
 //              cache written in slot order, each block gathering the K/V of a chunk of
 //              consecutive slots (below, at slot_table_fill). Same vectors and fallbacks.
@@ -104,18 +101,13 @@ __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block
 
 // The SWA table entry at p, read with an L2 evict-last policy: the table is read at scattered
 // places, and the K/V stream would otherwise evict its lines before the tokens that share them
-// come by (docs/perf-notes.md v10).
+// come by (2.6-3.3% faster on the large SWA writes: docs/perf-notes.md v10).
 __device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
   std::uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
   std::int64_t v;
   asm volatile("ld.global.nc.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(policy));
   return v;
-}
-
-// Starts moving the memory at p into L2, so that the load of it that follows hits there.
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
@@ -173,11 +165,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
-  // store would otherwise wait for it. Loads issued after the slot lookup find their rows in L2.
-  if constexpr (!SPECULATIVE) {
-    prefetch_l2(key);
-    prefetch_l2(value);
-  }
+  // store would otherwise wait for it.
   std::int64_t slot = __ldg(a.slot_mapping + t);
   const bool scaled = SCALED || a.scale != ScaleMode::none;
   float ks = 1.0f, vs = 1.0f;
@@ -237,13 +225,12 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const std::int64_t per_token = a.num_heads * vecs_per_head;
   if (per_token > (1 << 30)) return cudaErrorInvalidValue;
   // One item per thread: measured faster than 2 or 4 per thread at every size (docs/perf-notes.md).
-  // In one wave, K/V are loaded before the slot is known (latency-bound). Above it, into
-  // registers only for tokens that are written, after an L2 prefetch of every token's rows
-  // before the lookup (1.6-2.2% faster on the large unscaled writes, docs/perf-notes.md v10;
-  // padding tokens then cost a read of their rows): except for scaled writes without SWA,
-  // whose register cap leaves fewer threads to hide the second latency (speculation measured
-  // 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases skip every 16th token:
-  // docs/perf-notes.md v7c).
+  // In one wave, K/V are loaded before the slot is known (latency-bound). Above it, only for
+  // tokens that are written, so padding tokens cost only their slot entry: except for scaled
+  // writes without SWA, whose register cap leaves fewer threads to hide the second latency
+  // (speculation measured 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases
+  // skip every 16th token: docs/perf-notes.md v7c). An L2 prefetch of the rows before the
+  // lookup instead was no faster, and 5% slower with padding tokens (docs/perf-notes.md v10).
   // Fewer blocks than SMs: blocks of half the size reach twice as many SMs (measured 4-6%
   // faster at T=16 and 128, nowhere slower beyond noise: docs/perf-notes.md v9).
   const unsigned wide = cache_blocks(a, V);
