@@ -179,7 +179,15 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  if (slot >= 0 && a.swa_slot_mapping != nullptr) slot = swa_lookup(a.swa_slot_mapping + slot);
+  if (slot >= 0 && a.swa_slot_mapping != nullptr) {
+    // The policy load made the one-wave writes 5-26% slower (docs/perf-notes.md v10): there the
+    // table's lines are fetched once anyway.
+    if constexpr (SPECULATIVE) {
+      slot = __ldg(a.swa_slot_mapping + slot);
+    } else {
+      slot = swa_lookup(a.swa_slot_mapping + slot);
+    }
+  }
   const bool skip = slot < 0 || slot == a.skip_slot;  // SPEC.md §2 steps 1-3
   if constexpr (SPECULATIVE) {
     // ptxas sinks loads that only the store path uses below this test: the SASS of v2-v7 issued
