@@ -8,8 +8,8 @@
 //              narrower dtype: each thread moves the same vector of K and of V, so no lane
 //              idles on padding and small-head shapes still fill whole blocks. In one wave,
 //              K/V loads are issued before the slot is known (one memory latency instead of
-//              two); above it, after (skipped tokens cost no K/V reads), except in scaled
-//              writes without SWA. SWA table reads ask L2 to keep their lines. Launches of
+//              two); above it, after (skipped tokens cost no K/V reads; SWA table reads ask
+//              L2 to keep their lines), except in scaled writes without SWA. Launches of
 //              fewer 256-thread blocks than SMs take blocks of 128. Every launch uses PDL. Scaled
 //              writes divide with one reciprocal per thread (Divisor, exact) in a kernel of their
 //              own, compiled for 5 blocks per SM. Falls back to 16-byte input vectors, then to
@@ -180,8 +180,8 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     vx = load_vec<In, V>(value);
   }
   if (slot >= 0 && a.swa_slot_mapping != nullptr) {
-    // The policy load made the one-wave writes 5-26% slower (docs/perf-notes.md v10): there the
-    // table's lines are fetched once anyway.
+    // Above one wave only: in the one-wave kernel the policy load changed the compiled code and
+    // made its writes 5-26% slower, with SWA or without (docs/perf-notes.md v10).
     if constexpr (SPECULATIVE) {
       slot = __ldg(a.swa_slot_mapping + slot);
     } else {
