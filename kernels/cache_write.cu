@@ -110,6 +110,13 @@ __device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
   return v;
 }
 
+// The K and V scales that head h divides by: one per tensor, or one per head.
+__device__ __forceinline__ void load_scales(const CacheWriteArgs& a, int h, float& ks, float& vs) {
+  const int si = a.scale == ScaleMode::per_head ? h : 0;
+  ks = __ldg(a.k_scale + si);
+  vs = __ldg(a.v_scale + si);
+}
+
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
 // physical slot `slot`: the end of both `optimized` and `slot_order` kernels.
 template <class Out, class In, int V>
@@ -169,11 +176,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
   std::int64_t slot = __ldg(a.slot_mapping + t);
   const bool scaled = SCALED || a.scale != ScaleMode::none;
   float ks = 1.0f, vs = 1.0f;
-  if (scaled) {
-    const int si = a.scale == ScaleMode::per_head ? h : 0;
-    ks = __ldg(a.k_scale + si);
-    vs = __ldg(a.v_scale + si);
-  }
+  if (scaled) load_scales(a, h, ks, vs);
   Vec<In, V> kx, vx;
   if constexpr (SPECULATIVE) {
     kx = load_vec<In, V>(key);
@@ -316,11 +319,7 @@ __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 
         load_vec<In, V>(static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d));
     const bool scaled = SCALED || a.scale != ScaleMode::none;
     float ks = 1.0f, vs = 1.0f;
-    if (scaled) {
-      const int si = a.scale == ScaleMode::per_head ? h : 0;
-      ks = __ldg(a.k_scale + si);
-      vs = __ldg(a.v_scale + si);
-    }
+    if (scaled) load_scales(a, h, ks, vs);
     store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
   }
   __syncthreads();  // every item has read its slot's entry
