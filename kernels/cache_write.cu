@@ -119,7 +119,7 @@ __device__ __forceinline__ void load_scales(const CacheWriteArgs& a, int h, floa
 
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
 // physical slot `slot`: the end of both `optimized` and `slot_order` kernels.
-template <class Out, bool SCALED, class In, int V>
+template <class Out, class In, int V>
 __device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv block_div,
                                            std::int64_t slot, int h, int d, const Vec<In, V>& kx,
                                            const Vec<In, V>& vx, bool scaled, float ks, float vs) {
@@ -128,12 +128,7 @@ __device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv bloc
   const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
   Out* kc = static_cast<Out*>(a.key_cache) + dst;
   Out* vc = static_cast<Out*>(a.value_cache) + dst;
-  if constexpr (SCALED) {  // K and V converted side by side (cast_vec_pair)
-    Vec<Out, V> ko, vo;
-    cast_vec_pair(kx, Divisor(ks), vx, Divisor(vs), ko, vo);
-    store_vec(kc, ko);
-    store_vec(vc, vo);
-  } else if (scaled) {  // one reciprocal per thread and tensor, not one division per element
+  if (scaled) {  // one reciprocal per thread and tensor, not one division per element
     store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
     store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
   } else {
@@ -210,7 +205,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  store_item<Out, SCALED>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
+  store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
 }
 
 // Whether every access of the optimized variant can be `n` elements wide.
@@ -325,7 +320,7 @@ __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 
     const bool scaled = SCALED || a.scale != ScaleMode::none;
     float ks = 1.0f, vs = 1.0f;
     if (scaled) load_scales(a, h, ks, vs);
-    store_item<Out, SCALED>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
+    store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
   }
   __syncthreads();  // every item has read its slot's entry
   for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))

@@ -121,36 +121,6 @@ __device__ __forceinline__ bool in_divisor_range(const Vec<In, N>& x) {
   return min(lo & 0xFFFFu, lo >> 16) >= kLow && max(hi & 0xFFFFu, hi >> 16) <= kHigh;
 }
 
-// Whether every element of x may take Divisor d's fast path (proven exhaustively for 16-bit
-// inputs only; fp32 inputs always take IEEE division). For even 16-bit vectors one range test on
-// the packed words covers the whole vector.
-template <class In, int N>
-__device__ __forceinline__ bool divisor_fast_for(const Vec<In, N>& x, const Divisor& d) {
-  if constexpr (sizeof(In) == 2 && N % 2 == 0) {
-    return d.fast() && in_divisor_range(x);
-  } else if constexpr (sizeof(In) == 2) {
-    bool fast = d.fast();
-#pragma unroll
-    for (int i = 0; i < N; ++i) fast &= Divisor::fast_for(to_float(x.v[i]));
-    return fast;
-  } else {
-    return false;
-  }
-}
-
-// from_float(q(i)) of every element, two per conversion instruction where Out is narrower.
-template <class Out, int N, class F>
-__device__ __forceinline__ Vec<Out, N> cast_floats(F q) {
-  if constexpr (std::is_same_v<Out, float> || N % 2 != 0) {
-    Vec<Out, N> y;
-#pragma unroll
-    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(q(i));
-    return y;
-  } else {
-    return pack_pairs<Out, N>(q);
-  }
-}
-
 // from_float(x / scale) of every element: SPEC.md's scaled cast, one division rounding and one
 // conversion rounding. For 16-bit inputs one range test covers the whole vector: if every
 // element may take Divisor's fast path (proven exhaustively for them), all do, branch-free;
@@ -184,36 +154,6 @@ __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, const Divis
   } else {
     return pack_pairs<Out, N>([&](int i) { return q[i]; });
   }
-}
-
-// cast_vec(x, dx) and cast_vec(y, dy) behind one test and one branch, so that the two vectors'
-// conversions share a basic block and their dependency chains overlap (the cache write's K and
-// V: in one wave, one thread's latency chain is the kernel's time).
-template <class Out, class In, int N>
-__device__ __forceinline__ void cast_vec_pair(const Vec<In, N>& x, const Divisor& dx,
-                                              const Vec<In, N>& y, const Divisor& dy,
-                                              Vec<Out, N>& ox, Vec<Out, N>& oy) {
-  float p[N], q[N];
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-    p[i] = to_float(x.v[i]);
-    q[i] = to_float(y.v[i]);
-  }
-  if (divisor_fast_for(x, dx) & divisor_fast_for(y, dy)) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      p[i] = dx.divide_fast(p[i]);
-      q[i] = dy.divide_fast(q[i]);
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      p[i] = __fdiv_rn(p[i], dx.scale());
-      q[i] = __fdiv_rn(q[i], dy.scale());
-    }
-  }
-  ox = cast_floats<Out, N>([&](int i) { return p[i]; });
-  oy = cast_floats<Out, N>([&](int i) { return q[i]; });
 }
 
 // True when `p` (elements of `elem_bytes`) allows accesses of `n` elements: aligned to their

@@ -25,9 +25,8 @@ __device__ __forceinline__ __nv_bfloat16 from_bits<__nv_bfloat16>(std::uint64_t 
 }
 
 // Element i of the output: scalar form (seed_port's cast / scaled_cast) or the optimized kernels'
-// vector form (paired conversions; Divisor with one range test per vector, and per K/V pair of
-// vectors), in vectors of 16 consecutive patterns per thread, the width of the bf16 -> fp8 cache
-// write.
+// vector form (paired conversions, Divisor with one range test per vector), in vectors of 16
+// consecutive patterns per thread, the width of the bf16 -> fp8 cache write.
 template <class In, class Out>
 __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* out,
                                const float* scale, bool paired) {
@@ -40,24 +39,9 @@ __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* ou
     for (int k = 0; k < kN; ++k)
       x.v[k] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i + k));
     kernels::Vec<Out, kN> y;
-    if (paired && scale != nullptr) {
-      // Block p in turn alone (cast_vec), first or second beside its mirror block at the other
-      // end of the run (cast_vec_pair, whose one branch then sees every mix of in-range and
-      // out-of-range vectors). n is a multiple of kN wherever a scale is given.
-      const kernels::Divisor d(*scale);
-      kernels::Vec<In, kN> z;
-      for (int k = 0; k < kN; ++k)
-        z.v[k] = from_bits<In>(first_bits + static_cast<std::uint64_t>(n - kN - i + k));
-      kernels::Vec<Out, kN> other;
-      if (p % 3 == 0) {
-        y = kernels::cast_vec<Out>(x, d);
-      } else if (p % 3 == 1) {
-        kernels::cast_vec_pair(x, d, z, d, y, other);
-      } else {
-        kernels::cast_vec_pair(z, d, x, d, other, y);
-      }
-    } else if (paired) {
-      y = kernels::cast_vec<Out>(x);
+    if (paired) {
+      y = scale == nullptr ? kernels::cast_vec<Out>(x)
+                           : kernels::cast_vec<Out>(x, kernels::Divisor(*scale));
     } else {
       for (int k = 0; k < kN; ++k)
         y.v[k] = scale == nullptr ? cast<Out>(x.v[k])

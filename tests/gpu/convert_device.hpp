@@ -13,9 +13,8 @@ namespace kvbench::testing {
 // out[i] = cast<out_type>(bits_as<in_type>(first_bits + i)) for i < n, or with a scale
 // from_float<out_type>(x / *scale), the cache write's scaled cast. `paired`: through the
 // optimized kernels' cast_vec on vectors of 16 patterns (paired conversions, kernels::Divisor and
-// its one range test per vector; with a scale also cast_vec_pair, each vector beside another)
-// instead of the scalar cast and __fdiv_rn of seed_port. `out` [n] of out_type and `scale` [1]
-// are device memory; scale may be nullptr, and n must be a multiple of 16 when it is not.
+// its one range test per vector) instead of the scalar cast and __fdiv_rn of seed_port. `out` [n]
+// of out_type and `scale` [1] are device memory; scale may be nullptr.
 cudaError_t convert_on_device(DType in_type, DType out_type, std::uint64_t first_bits,
                               std::int64_t n, void* out, const float* scale, bool paired,
                               cudaStream_t stream);
