@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run, and
-the torch-free parts of scripts/triton_baseline.py.
+"""CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run,
+scripts/ab_table.py, and the torch-free parts of scripts/triton_baseline.py.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -250,6 +250,65 @@ class PerfReportPair(unittest.TestCase):
         done = self.report("--pair", "optimized")
         self.assertEqual(done.returncode, 2)
         self.assertIn("--pair: 'optimized' is not two variant names", done.stderr)
+
+
+class ABTable(unittest.TestCase):
+    """scripts/ab_table.py (scripts/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
+
+    def setUp(self):
+        self.dir = os.path.join(OUT, "ab")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+
+    def write(self, name, source, edit=None):
+        with open(os.path.join(DATA, "gate", source), newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["status"] == "passed"]
+        if edit:
+            rows = edit(rows)
+        with open(os.path.join(self.dir, name), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        return rows
+
+    def table(self, *names):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "ab_table.py"), self.dir,
+                               *names], capture_output=True, text=True)
+
+    def test_ratios_are_the_medians_ratios(self):
+        base = self.write("A.1.csv", "baseline.csv")
+        self.write("A.2.csv", "baseline.csv")
+        new = self.write("B.1.csv", "slower.csv")
+        done = self.table("A", "B")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(lines[0], "| case | A | B | B/A | spread |")
+        cases = [line for line in lines[2:] if line.startswith("| sweep=")]
+        self.assertEqual(len(cases), len(base))
+        for line, b, n in zip(cases, base, new):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            self.assertIn(f"num_tokens={b['num_tokens']}", cells[0])
+            self.assertEqual(cells[1:4], [f"{float(b['median_us']):.3f}", f"{float(n['median_us']):.3f}",
+                                          f"{float(n['median_us']) / float(b['median_us']):.3f}"])
+        self.assertTrue(any(line.startswith(f"| **all** | {len(base)} | ") for line in lines))
+
+    def test_failed_or_missing_cases_fail_it(self):
+        self.write("A.1.csv", "baseline.csv")
+
+        def incorrect(rows):
+            rows[0]["status"], rows[0]["median_us"] = "incorrect", ""
+            return rows[:-1]
+        self.write("B.1.csv", "baseline.csv", incorrect)
+        done = self.table("A", "B")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("B.1.csv: ", done.stdout)
+        self.assertIn(": incorrect", done.stdout)
+        self.assertIn(": missing", done.stdout)
+
+    def test_no_csv_is_usage_error(self):
+        done = self.table("nothing")
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("no nothing.N.csv in", done.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Markdown table of an A/B run (scripts/gpu_ab.sh): kvbench builds on the same config and board.
+
+usage: scripts/ab_table.py DIR NAME [NAME ...]
+
+Reads DIR/NAME.ROUND.csv for every NAME (one or more rounds each). Per case: each build's time
+(the geometric mean of its rounds' medians, µs), its ratio to the first build's, and the round
+spread (largest/smallest median of the case in any one build, minus 1: the noise to read the
+ratios against). Per sweep and overall: the geometric mean of each build's ratio to the first.
+Exit status 1 when a case is not `passed` in some run or missing from a build, 2 on bad input.
+"""
+import csv
+import glob
+import math
+import os
+import re
+import sys
+
+# The case key: every axis column of the CSV (as `kvbench compare` matches rows).
+AXES = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
+        "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
+        "strides", "slots"]
+SHORT = ["sweep", "variant", "num_tokens", "num_heads", "head_dim", "in_dtype", "out_dtype",
+         "layout", "scale", "swa", "kv_interleaved", "strides", "slots"]
+# Values left out of a case's label: the axes' defaults (README, "Sweep files").
+DEFAULTS = {"layout": "nhd", "scale": "none", "swa": "false", "kv_interleaved": "false",
+            "strides": "contiguous", "slots": "random"}
+
+
+def load(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    missing = [c for c in AXES + ["status", "median_us"] if c not in rows[0]]
+    if missing:
+        raise ValueError(f"{path}: no column {missing[0]}")
+    return rows
+
+
+def label(r):
+    return " ".join(f"{c}={r[c]}" for c in SHORT if r[c] != "" and DEFAULTS.get(c) != r[c])
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    folder, names = argv[1], argv[2:]
+    times, order, labels, sweeps, runs = {}, [], {}, {}, []
+    bad = []
+    for name in names:
+        paths = sorted(glob.glob(os.path.join(folder, glob.escape(name) + ".*.csv")),
+                       key=lambda p: p.rsplit(".", 2)[-2])
+        paths = [p for p in paths if re.fullmatch(r"\d+", p.rsplit(".", 2)[-2])]
+        if not paths:
+            print(f"ab_table.py: no {name}.N.csv in {folder}", file=sys.stderr)
+            return 2
+        times[name] = {}
+        for p in paths:
+            try:
+                rows = load(p)
+            except (OSError, ValueError) as e:
+                print(f"ab_table.py: {e}", file=sys.stderr)
+                return 2
+            runs.append((os.path.basename(p), {tuple(r[c] for c in AXES) for r in rows}))
+            for r in rows:
+                key = tuple(r[c] for c in AXES)
+                if key not in labels:
+                    order.append(key)
+                    labels[key], sweeps[key] = label(r), r["sweep"]
+                if r["status"] != "passed" or not r["median_us"]:
+                    bad.append(f"{os.path.basename(p)}: {labels[key]}: {r['status']}")
+                    continue
+                times[name].setdefault(key, []).append(float(r["median_us"]))
+    for run, keys in runs:
+        bad += [f"{run}: {labels[k]}: missing" for k in order if k not in keys]
+    base = names[0]
+    print("| case | " + " | ".join(names + [f"{n}/{base}" for n in names[1:]]) + " | spread |")
+    print("|---|" + "---:|" * (2 * len(names)))
+    ratios = {n: {} for n in names[1:]}
+    for key in order:
+        cells, spread = [], 0.0
+        for n in names:
+            ts = times[n].get(key)
+            cells.append(f"{geomean(ts):.3f}" if ts else "–")
+            if ts:
+                spread = max(spread, max(ts) / min(ts) - 1)
+        b = times[base].get(key)
+        for n in names[1:]:
+            t = times[n].get(key)
+            if b and t:
+                ratios[n][key] = geomean(t) / geomean(b)
+                cells.append(f"{ratios[n][key]:.3f}")
+            else:
+                cells.append("–")
+                bad.append(f"{labels[key]}: not timed in {base if not b else n}")
+        print(f"| {labels[key]} | " + " | ".join(cells) + f" | {100 * spread:.1f}% |")
+    if len(names) > 1:
+        print()
+        print(f"| sweep | cases | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
+        print("|---|---:|" + "---:|" * (len(names) - 1))
+        for sweep in list(dict.fromkeys(sweeps[k] for k in order)) + [None]:
+            keys = [k for k in order if sweep is None or sweeps[k] == sweep]
+            cells = [f"{geomean([ratios[n][k] for k in keys if k in ratios[n]]):.4f}"
+                     for n in names[1:]]
+            print(f"| {sweep or '**all**'} | {len(keys)} | " + " | ".join(cells) + " |")
+    for line in dict.fromkeys(bad):
+        print(f"not passed or missing: {line}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
