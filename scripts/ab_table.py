@@ -6,11 +6,11 @@ usage: scripts/ab_table.py DIR NAME [NAME ...]
 Reads DIR/NAME.ROUND.csv for every NAME (one or more rounds each). Per case: each build's time
 (the geometric mean of its rounds' medians, µs), its ratio to the first build's, and the round
 spread (largest/smallest median of the case in any one build, minus 1: the noise to read the
-ratios against). Per sweep and overall: the geometric mean of each build's ratio to the first.
+ratios against). Per sweep and variant, and overall: the geometric mean of each build's ratio to
+the first (seed_port rows, unchanged by a kernel experiment, would pull a mixed mean toward 1).
 Exit status 1 when a case is not `passed` in some run or missing from a build, 2 on bad input.
 """
 import csv
-import glob
 import math
 import os
 import re
@@ -20,11 +20,14 @@ import sys
 AXES = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
         "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
         "strides", "slots"]
-SHORT = ["sweep", "variant", "num_tokens", "num_heads", "head_dim", "in_dtype", "out_dtype",
-         "layout", "scale", "swa", "kv_interleaved", "strides", "slots"]
-# Values left out of a case's label: the axes' defaults (README, "Sweep files").
+SHORT = ["kernel", "sweep", "variant", "num_tokens", "num_heads", "head_dim", "rope_dim",
+         "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
+         "strides", "slots"]
+# Values left out of a case's label: the axes' defaults (README, "Sweep files"), and the rope_dim
+# of 0 that the cache write's rows carry.
 DEFAULTS = {"layout": "nhd", "scale": "none", "swa": "false", "kv_interleaved": "false",
-            "strides": "contiguous", "slots": "random"}
+            "strides": "contiguous", "slots": "random", "rope_dim": "0"}
+KERNELS = {"concat_and_cast_mha_k": "concat", "reshape_and_cache_flash": "cache"}
 
 
 def load(path):
@@ -39,7 +42,8 @@ def load(path):
 
 
 def label(r):
-    return " ".join(f"{c}={r[c]}" for c in SHORT if r[c] != "" and DEFAULTS.get(c) != r[c])
+    return " ".join(KERNELS.get(r[c], r[c]) if c == "kernel" else f"{c}={r[c]}"
+                    for c in SHORT if r[c] != "" and DEFAULTS.get(c) != r[c])
 
 
 def geomean(xs):
@@ -54,9 +58,13 @@ def main(argv):
     times, order, labels, sweeps, runs = {}, [], {}, {}, []
     bad = []
     for name in names:
-        paths = sorted(glob.glob(os.path.join(folder, glob.escape(name) + ".*.csv")),
-                       key=lambda p: p.rsplit(".", 2)[-2])
-        paths = [p for p in paths if re.fullmatch(r"\d+", p.rsplit(".", 2)[-2])]
+        try:
+            found = [(re.fullmatch(re.escape(name) + r"\.(\d+)\.csv", f), f) for f in os.listdir(folder)]
+        except OSError as e:
+            print(f"ab_table.py: {e}", file=sys.stderr)
+            return 2
+        paths = [os.path.join(folder, f) for m, f in sorted(
+            ((m, f) for m, f in found if m), key=lambda mf: int(mf[0].group(1)))]
         if not paths:
             print(f"ab_table.py: no {name}.N.csv in {folder}", file=sys.stderr)
             return 2
@@ -72,7 +80,7 @@ def main(argv):
                 key = tuple(r[c] for c in AXES)
                 if key not in labels:
                     order.append(key)
-                    labels[key], sweeps[key] = label(r), r["sweep"]
+                    labels[key], sweeps[key] = label(r), (r["sweep"], r["variant"])
                 if r["status"] != "passed" or not r["median_us"]:
                     bad.append(f"{os.path.basename(p)}: {labels[key]}: {r['status']}")
                     continue
@@ -102,13 +110,14 @@ def main(argv):
         print(f"| {labels[key]} | " + " | ".join(cells) + f" | {100 * spread:.1f}% |")
     if len(names) > 1:
         print()
-        print(f"| sweep | cases | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
-        print("|---|---:|" + "---:|" * (len(names) - 1))
-        for sweep in list(dict.fromkeys(sweeps[k] for k in order)) + [None]:
-            keys = [k for k in order if sweep is None or sweeps[k] == sweep]
+        print("| sweep | variant | cases | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
+        print("|---|---|---:|" + "---:|" * (len(names) - 1))
+        for group in list(dict.fromkeys(sweeps[k] for k in order)) + [None]:
+            keys = [k for k in order if group is None or sweeps[k] == group]
             cells = [f"{geomean([ratios[n][k] for k in keys if k in ratios[n]]):.4f}"
                      for n in names[1:]]
-            print(f"| {sweep or '**all**'} | {len(keys)} | " + " | ".join(cells) + " |")
+            sweep, variant = group or ("**all**", "")
+            print(f"| {sweep} | {variant} | {len(keys)} | " + " | ".join(cells) + " |")
     for line in dict.fromkeys(bad):
         print(f"not passed or missing: {line}")
     return 1 if bad else 0

@@ -1,45 +1,53 @@
 #!/usr/bin/env bash
 # Runs on the GPU host: kvbench builds side by side on one board, for kernel experiments.
 #   scripts/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]
-# Every build runs CONFIG ROUNDS times (default 2), interleaved (A B A B ...) so that a drift of
-# the board falls on all of them; the CSVs go to $OUT/ab/NAME.ROUND.csv (OUT defaults to
-# results/gpu_ab). scripts/ab_table.py then prints, per case, each build's median time and, per
-# sweep, each build's geometric-mean time against the first build's. Boards differ by a few
-# percent, so compare builds within one call, not across calls.
+# Paths are relative to the repository root. Every build runs CONFIG ROUNDS times (default 2),
+# interleaved (A B, then B A, ...) so that a drift of the board, or the position in a round, falls
+# on all of them. CSVs and logs go to $OUT/ab/NAME.ROUND.{csv,log} (OUT defaults to
+# results/gpu_ab; the folder is emptied first), and scripts/ab_table.py's table to
+# $OUT/ab/table.md and stdout: per case each build's median time, per sweep and variant each
+# build's geometric-mean time against the first build's. All of it is also packed into
+# $OUT/ab.tar after every run (the device tool returns few files). Boards differ by a few percent,
+# so compare builds within one call, not across calls.
 # Exit status: 1 if a run failed or a case did not pass validation in some run, 2 on bad usage.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ $# -lt 2 ]; then
-  echo "usage: scripts/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]" >&2
-  exit 2
-fi
+usage() { echo "gpu_ab.sh: $1" >&2; echo "usage: scripts/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
+[ $# -ge 2 ] || usage "a config and at least one NAME=BINARY"
 cfg=$1
 shift
-[ -f "$cfg" ] || { echo "gpu_ab.sh: no such config: $cfg" >&2; exit 2; }
+[ -f "$cfg" ] || usage "no such config: $cfg"
+ROUNDS=${ROUNDS:-2}
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || usage "ROUNDS=$ROUNDS is not a positive integer"
+names=() bins=()
 for spec in "$@"; do
   name=${spec%%=*} bin=${spec#*=}
-  if [ "$name" = "$spec" ] || [ -z "$name" ] || [[ ! "$name" =~ ^[A-Za-z0-9_-]+$ ]]; then
-    echo "gpu_ab.sh: '$spec' is not NAME=BINARY (NAME of letters, digits, _ and -)" >&2
-    exit 2
-  fi
-  [ -x "$bin" ] || { echo "gpu_ab.sh: $name: not an executable: $bin" >&2; exit 2; }
+  [ "$name" != "$spec" ] && [[ "$name" =~ ^[A-Za-z0-9_-]+$ ]] ||
+    usage "'$spec' is not NAME=BINARY (NAME of letters, digits, _ and -)"
+  for n in "${names[@]}"; do [ "$n" = "$name" ] && usage "NAME $name given twice"; done
+  [[ "$bin" == */* ]] || bin=./$bin
+  [ -f "$bin" ] && [ -x "$bin" ] || usage "$name: not an executable: $bin"
+  names+=("$name") bins+=("$bin")
 done
 OUT=${OUT:-results/gpu_ab}
-ROUNDS=${ROUNDS:-2}
 mkdir -p "$OUT/ab"
-export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$OUT/ab/cache} KVBENCH_SOURCE_DIR=$PWD
+rm -f "$OUT"/ab/*.csv "$OUT"/ab/*.csv.json "$OUT"/ab/*.log "$OUT/ab/table.md" "$OUT/ab.tar"
+export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$OUT/ab-cache} KVBENCH_SOURCE_DIR=$PWD
+pack() { tar -C "$OUT" -cf "$OUT/ab.tar.part" ab && mv "$OUT/ab.tar.part" "$OUT/ab.tar"; }
 nvidia-smi --query-gpu=name,uuid --format=csv,noheader 2>/dev/null
 status=0
+n=${#names[@]}
 for round in $(seq 1 "$ROUNDS"); do
-  for spec in "$@"; do
-    name=${spec%%=*} bin=${spec#*=}
-    "$bin" run "$cfg" -o "$OUT/ab/$name.$round.csv" >"$OUT/ab/$name.$round.log" 2>&1
+  for k in $(seq 0 $((n - 1))); do
+    i=$(( round % 2 == 1 ? k : n - 1 - k ))  # every other round in reverse order
+    "${bins[$i]}" run "$cfg" -o "$OUT/ab/${names[$i]}.$round.csv" >"$OUT/ab/${names[$i]}.$round.log" 2>&1
     rc=$?
-    echo "$name round $round: rc=$rc; $(tail -1 "$OUT/ab/$name.$round.log")"
+    echo "${names[$i]} round $round: rc=$rc; $(tail -1 "$OUT/ab/${names[$i]}.$round.log")"
     [ $rc -ne 0 ] && status=1
+    pack
   done
 done
-names=()
-for spec in "$@"; do names+=("${spec%%=*}"); done
-python3 scripts/ab_table.py "$OUT/ab" "${names[@]}" || status=1
+python3 scripts/ab_table.py "$OUT/ab" "${names[@]}" >"$OUT/ab/table.md" || status=1
+cat "$OUT/ab/table.md"
+pack
 exit $status

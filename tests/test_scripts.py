@@ -283,14 +283,40 @@ class ABTable(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         lines = done.stdout.splitlines()
         self.assertEqual(lines[0], "| case | A | B | B/A | spread |")
-        cases = [line for line in lines[2:] if line.startswith("| sweep=")]
+        cases = [line for line in lines[2:] if line.startswith(("| concat ", "| cache "))]
         self.assertEqual(len(cases), len(base))
         for line, b, n in zip(cases, base, new):
             cells = [c.strip() for c in line.strip("|").split("|")]
             self.assertIn(f"num_tokens={b['num_tokens']}", cells[0])
             self.assertEqual(cells[1:4], [f"{float(b['median_us']):.3f}", f"{float(n['median_us']):.3f}",
                                           f"{float(n['median_us']) / float(b['median_us']):.3f}"])
-        self.assertTrue(any(line.startswith(f"| **all** | {len(base)} | ") for line in lines))
+        self.assertTrue(any(line.startswith(f"| **all** |  | {len(base)} | ") for line in lines))
+
+    def test_gpu_ab_runs_builds_interleaved_and_packs(self):
+        """scripts/gpu_ab.sh with two fake builds that write a gate CSV where kvbench run would."""
+        fake = {}
+        for name, source in (("A", "baseline.csv"), ("B", "slower.csv")):
+            self.write(f"{name}.src.csv", source)
+            fake[name] = os.path.join(self.dir, f"fake_{name}.sh")
+            with open(fake[name], "w") as f:
+                f.write(f'#!/bin/sh\ncp "{self.dir}/{name}.src.csv" "$4"\necho "{name} done"\n')
+            os.chmod(fake[name], 0o755)
+        out = os.path.join(self.dir, "out")
+        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_ab.sh"),
+                               os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
+                               f"B={fake['B']}"], capture_output=True, text=True,
+                              env=dict(os.environ, OUT=out, ROUNDS="2"))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        runs = [line.split(":")[0] for line in done.stdout.splitlines() if " round " in line]
+        self.assertEqual(runs, ["A round 1", "B round 1", "B round 2", "A round 2"])
+        with open(os.path.join(out, "ab", "table.md")) as f:
+            self.assertTrue(f.readline().startswith("| case | A | B | B/A | spread |"))
+        self.assertTrue(os.path.getsize(os.path.join(out, "ab.tar")) > 0)
+        bad = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_ab.sh"),
+                              os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
+                              f"A={fake['B']}"], capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("NAME A given twice", bad.stderr)
 
     def test_failed_or_missing_cases_fail_it(self):
         self.write("A.1.csv", "baseline.csv")
