@@ -55,16 +55,17 @@ def main(argv):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     folder, names = argv[1], argv[2:]
-    times, order, labels, sweeps, runs = {}, [], {}, {}, []
+    times, order, labels, groups, runs = {}, [], {}, {}, []
     bad = []
     for name in names:
+        pattern = re.compile(re.escape(name) + r"\.(\d+)\.csv")
         try:
-            found = [(re.fullmatch(re.escape(name) + r"\.(\d+)\.csv", f), f) for f in os.listdir(folder)]
+            rounds = sorted((int(m.group(1)), f) for f in os.listdir(folder)
+                            if (m := pattern.fullmatch(f)))
         except OSError as e:
             print(f"ab_table.py: {e}", file=sys.stderr)
             return 2
-        paths = [os.path.join(folder, f) for m, f in sorted(
-            ((m, f) for m, f in found if m), key=lambda mf: int(mf[0].group(1)))]
+        paths = [os.path.join(folder, f) for _, f in rounds]
         if not paths:
             print(f"ab_table.py: no {name}.N.csv in {folder}", file=sys.stderr)
             return 2
@@ -75,12 +76,12 @@ def main(argv):
             except (OSError, ValueError) as e:
                 print(f"ab_table.py: {e}", file=sys.stderr)
                 return 2
-            runs.append((os.path.basename(p), {tuple(r[c] for c in AXES) for r in rows}))
-            for r in rows:
-                key = tuple(r[c] for c in AXES)
+            keys = [tuple(r[c] for c in AXES) for r in rows]
+            runs.append((os.path.basename(p), set(keys)))
+            for key, r in zip(keys, rows):
                 if key not in labels:
                     order.append(key)
-                    labels[key], sweeps[key] = label(r), (r["sweep"], r["variant"])
+                    labels[key], groups[key] = label(r), (r["sweep"], r["variant"])
                 if r["status"] != "passed" or not r["median_us"]:
                     bad.append(f"{os.path.basename(p)}: {labels[key]}: {r['status']}")
                     continue
@@ -112,8 +113,8 @@ def main(argv):
         print()
         print("| sweep | variant | cases | " + " | ".join(f"{n}/{base}" for n in names[1:]) + " |")
         print("|---|---|---:|" + "---:|" * (len(names) - 1))
-        for group in list(dict.fromkeys(sweeps[k] for k in order)) + [None]:
-            keys = [k for k in order if group is None or sweeps[k] == group]
+        for group in list(dict.fromkeys(groups[k] for k in order)) + [None]:
+            keys = [k for k in order if group is None or groups[k] == group]
             cells = [f"{geomean([ratios[n][k] for k in keys if k in ratios[n]]):.4f}"
                      for n in names[1:]]
             sweep, variant = group or ("**all**", "")
