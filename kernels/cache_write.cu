@@ -118,19 +118,27 @@ __device__ __forceinline__ void load_scales(const CacheWriteArgs& a, int h, floa
 }
 
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
-// physical slot `slot`: the end of both `optimized` and `slot_order` kernels.
-template <class Out, class In, int V>
+// physical slot `slot`: the end of both `optimized` and `slot_order` kernels. FAST_FIRST scaled
+// writes store Divisor's fast quotients before testing its range (store_scaled_pair); only the
+// optimized variant's scaled kernels do: the others have no register cap, or spilled with it
+// (docs/perf-notes.md v11).
+template <class Out, bool FAST_FIRST, class In, int V>
 __device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv block_div,
                                            std::int64_t slot, int h, int d, const Vec<In, V>& kx,
-                                           const Vec<In, V>& vx, bool scaled, float ks, float vs) {
+                                           const Vec<In, V>& vx, bool scaled, float ks, float vs,
+                                           const In* key, const In* value) {
   std::int64_t b, o;
   split_slot(slot, a.block_size, block_div, b, o);
   const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
   Out* kc = static_cast<Out*>(a.key_cache) + dst;
   Out* vc = static_cast<Out*>(a.value_cache) + dst;
   if (scaled) {  // one reciprocal per thread and tensor, not one division per element
-    store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
-    store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
+    if constexpr (FAST_FIRST) {
+      store_scaled_pair(kc, kx, key, Divisor(ks), vc, vx, value, Divisor(vs));
+    } else {
+      store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
+      store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
+    }
   } else {
     store_vec(kc, cast_vec<Out>(kx));
     store_vec(vc, cast_vec<Out>(vx));
@@ -150,13 +158,20 @@ FastDiv block_size_div(const CacheWriteArgs& a) {
 // (docs/perf-notes.md v7). fp32 inputs (IEEE division per element) would spill under the cap.
 template <class In>
 constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
+// The optimized variant's scaled kernels, whose fast-first stores (store_scaled_pair) keep more
+// values live: with 16-bit outputs (8-element vectors) they took 44 registers, and above one
+// wave the write of 131072 tokens bf16 -> bf16 ran 7.7% slower than at 32; capped at 32 (8
+// blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46 of the 48
+// that 5 blocks allow, and ran 4% slower capped at 32 (docs/perf-notes.md v11).
+template <class In, class Out>
+constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8 : kScaledMinBlocks<In>;
 
 // One thread per (token, head, vector): it moves that vector of K and of V. SCALED kernels are
 // launched only for scaled writes: the division code compiled alone, with the register cap
 // above. The others test the scale mode at run time (a kernel without the scaled path measured
 // up to 10% slower on small unscaled cases, docs/perf-notes.md v7).
 template <class In, class Out, int V, bool SPECULATIVE, bool SCALED>
-__global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1)
+__global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledOptMinBlocks<In, Out> : 1)
     cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token,
                           FastDiv block_div, unsigned zero) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * blockDim.x, per_token);
@@ -205,7 +220,7 @@ __global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledMinBlocks<In> : 1
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
+  store_item<Out, SCALED>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs, key, value);
 }
 
 // Whether every access of the optimized variant can be `n` elements wide.
@@ -313,14 +328,14 @@ __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 
     const std::int64_t slot = s0 + j;
     const std::int64_t t = a.slot_table[slot];
     if (t < 0) continue;
-    const Vec<In, V> kx =
-        load_vec<In, V>(static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d));
-    const Vec<In, V> vx =
-        load_vec<In, V>(static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d));
+    const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
+    const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
+    const Vec<In, V> kx = load_vec<In, V>(key);
+    const Vec<In, V> vx = load_vec<In, V>(value);
     const bool scaled = SCALED || a.scale != ScaleMode::none;
     float ks = 1.0f, vs = 1.0f;
     if (scaled) load_scales(a, h, ks, vs);
-    store_item<Out>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs);
+    store_item<Out, false>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs, key, value);
   }
   __syncthreads();  // every item has read its slot's entry
   for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))

@@ -94,7 +94,11 @@ class Divisor {
  public:
   __device__ __forceinline__ explicit Divisor(float s) {
     s_ = s;
-    y_ = __fdiv_rn(1.0f, s);
+    // RN(1/s) or within one ulp of it: the approximate reciprocal and one Newton step, without
+    // __fdiv_rn's range branch (y_ is used only on the fast path).
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    y_ = __fmaf_rn(r, __fmaf_rn(-s, r, 1.0f), r);
     fast_ = s >= 0x1p-60f && s <= 0x1p60f;
   }
 
@@ -112,6 +116,7 @@ class Divisor {
     return fast_ && fast_for(x) ? divide_fast(x) : __fdiv_rn(x, s_);
   }
   __device__ __forceinline__ float scale() const { return s_; }
+  __device__ __forceinline__ float reciprocal() const { return y_; }
 
  private:
   float s_, y_;

@@ -121,6 +121,19 @@ __device__ __forceinline__ bool in_divisor_range(const Vec<In, N>& x) {
   return min(lo & 0xFFFFu, lo >> 16) >= kLow && max(hi & 0xFFFFu, hi >> 16) <= kHigh;
 }
 
+// from_float(q[i]) of every element, two per conversion instruction where that pays.
+template <class Out, int N>
+__device__ __forceinline__ Vec<Out, N> cast_floats(const float (&q)[N]) {
+  if constexpr (std::is_same_v<Out, float> || N % 2 != 0) {
+    Vec<Out, N> y;
+#pragma unroll
+    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(q[i]);
+    return y;
+  } else {
+    return pack_pairs<Out, N>([&](int i) { return q[i]; });
+  }
+}
+
 // from_float(x / scale) of every element: SPEC.md's scaled cast, one division rounding and one
 // conversion rounding. For 16-bit inputs one range test covers the whole vector: if every
 // element may take Divisor's fast path (proven exhaustively for them), all do, branch-free;
@@ -146,13 +159,57 @@ __device__ __forceinline__ Vec<Out, N> cast_vec(const Vec<In, N>& x, const Divis
 #pragma unroll
     for (int i = 0; i < N; ++i) q[i] = __fdiv_rn(q[i], d.scale());
   }
-  if constexpr (std::is_same_v<Out, float> || N % 2 != 0) {
-    Vec<Out, N> y;
+  return cast_floats<Out, N>(q);
+}
+
+// cast_vec(x, d) computed with Divisor's fast path whatever the operands: exact only where
+// d.fast() && in_divisor_range(x). For even 16-bit vectors.
+template <class Out, class In, int N>
+__device__ __forceinline__ Vec<Out, N> cast_vec_fast(const Vec<In, N>& x, const Divisor& d) {
+  static_assert(sizeof(In) == 2 && N % 2 == 0);
+  float q[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) y.v[i] = from_float<Out>(q[i]);
-    return y;
+  for (int i = 0; i < N; ++i) q[i] = d.divide_fast(to_float(x.v[i]));
+  return cast_floats<Out, N>(q);
+}
+
+// cast_vec(x, d) by IEEE division, whatever the operands.
+template <class Out, class In, int N>
+__device__ __forceinline__ Vec<Out, N> cast_vec_ieee(const Vec<In, N>& x, const Divisor& d) {
+  float q[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) q[i] = __fdiv_rn(to_float(x.v[i]), d.scale());
+  return cast_floats<Out, N>(q);
+}
+
+// Stores cast_vec(kx, kd) at kp and cast_vec(vx, vd) at vp, where kx and vx were loaded from
+// ksrc and vsrc, in the order that keeps the common case free of branches: for 16-bit inputs
+// both vectors are stored from Divisor's fast path unconditionally, and only then is its range
+// tested; a vector outside it is read again and stored again with IEEE division (the same
+// thread's later store to the same address is the one that stays). Reading it again frees the
+// vectors' registers for the conversion. Testing before the store made the scaled fp8 write 14%
+// slower at T <= 1024 and 3.6% at T = 131072 (docs/perf-notes.md v11).
+template <class Out, class In, int N>
+__device__ __forceinline__ void store_scaled_pair(Out* kp, const Vec<In, N>& kx, const In* ksrc,
+                                                  const Divisor& kd, Out* vp,
+                                                  const Vec<In, N>& vx, const In* vsrc,
+                                                  const Divisor& vd) {
+  if constexpr (sizeof(In) == 2 && N % 2 == 0) {
+    // `&`, not `&&`: a short circuit compiles to a branch ahead of the stores.
+    const bool k_fast = kd.fast() & in_divisor_range(kx);
+    const bool v_fast = vd.fast() & in_divisor_range(vx);
+    store_vec(kp, cast_vec_fast<Out>(kx, kd));
+    store_vec(vp, cast_vec_fast<Out>(vx, vd));
+    // One branch, marked unlikely so that the redo is laid out after the kernel's exit and the
+    // common path runs straight through. Plain loads: the sources may be any memory the thread
+    // can read (tests pass locals).
+    if (__builtin_expect(!(k_fast & v_fast), 0)) {
+      if (!k_fast) store_vec(kp, cast_vec_ieee<Out>(*reinterpret_cast<const Vec<In, N>*>(ksrc), kd));
+      if (!v_fast) store_vec(vp, cast_vec_ieee<Out>(*reinterpret_cast<const Vec<In, N>*>(vsrc), vd));
+    }
   } else {
-    return pack_pairs<Out, N>([&](int i) { return q[i]; });
+    store_vec(kp, cast_vec<Out>(kx, kd));
+    store_vec(vp, cast_vec<Out>(vx, vd));
   }
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cache_write.hpp"
 #include "reference/reference.hpp"
 #include "tests/gpu/convert_device.hpp"
 
@@ -208,6 +209,96 @@ TEST_F(ConvertGpu, DivisorMatchesIeeeDivisionOnEverySignificandPair) {
   cudaFree(first);
   EXPECT_EQ(count, 0u) << "first: x=0x" << std::hex << operands[1] << " s=0x" << operands[2];
   std::printf("2^33 Divisor quotients checked against __fdiv_rn: %llu differences\n", count);
+}
+
+// The significand check above holds at every exponent of the fast range only if the
+// reciprocal scales exactly with the divisor's exponent: checked for all 2^23 significands at
+// each of the 121 exponents.
+TEST_F(ConvertGpu, DivisorReciprocalScalesWithTheExponent) {
+  unsigned long long* counts = nullptr;
+  unsigned* first = nullptr;
+  ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&counts), 2 * sizeof *counts));
+  ASSERT_CUDA(cudaMalloc(reinterpret_cast<void**>(&first), 2 * sizeof *first));
+  ASSERT_CUDA(cudaMemsetAsync(counts, 0, 2 * sizeof *counts, stream_));
+  ASSERT_CUDA(cudaMemsetAsync(first, 0, 2 * sizeof *first, stream_));
+  ASSERT_CUDA(testing::check_reciprocal_on_device(counts, first, stream_));
+  unsigned long long host[2] = {};
+  unsigned divisor[2] = {};
+  ASSERT_CUDA(cudaMemcpyAsync(host, counts, sizeof host, cudaMemcpyDeviceToHost, stream_));
+  ASSERT_CUDA(cudaMemcpyAsync(divisor, first, sizeof divisor, cudaMemcpyDeviceToHost, stream_));
+  ASSERT_CUDA(cudaStreamSynchronize(stream_));
+  cudaFree(counts);
+  cudaFree(first);
+  EXPECT_EQ(host[0], 0u) << "first: s=0x" << std::hex << divisor[1];
+  std::printf("~2^30 fast divisors: %llu reciprocals off their significand's, %llu not RN(1/s)\n",
+              host[0], host[1]);
+}
+
+// The scaled cache write end to end, through the kernels kvbench times: every 16-bit pattern as
+// K and V, at scales inside Divisor's fast range and outside it, so that both its fast path and
+// the IEEE redo after the store (store_scaled_pair) run in the real kernels. T=64 fits one wave
+// (16-byte input vectors); T=4096 does not (16-byte output vectors for fp8). Slot t is token t,
+// NHD, so cache element i holds input element i: K pattern i mod 2^16, V pattern i+1 mod 2^16.
+TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
+  constexpr std::int64_t kH = 8, kD = 128, kBS = 16, kPatterns = 1 << 16;
+  for (std::int64_t T : {64, 4096}) {
+    const std::int64_t n = T * kH * kD;
+    std::vector<std::uint16_t> k_in(n), v_in(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      k_in[i] = static_cast<std::uint16_t>(i);
+      v_in[i] = static_cast<std::uint16_t>(i + 1);
+    }
+    std::vector<std::int64_t> slots(T);
+    for (std::int64_t t = 0; t < T; ++t) slots[t] = t;
+    void *k = nullptr, *v = nullptr, *kc = nullptr, *vc = nullptr, *sl = nullptr;
+    ASSERT_CUDA(cudaMalloc(&k, n * 2));
+    ASSERT_CUDA(cudaMalloc(&v, n * 2));
+    ASSERT_CUDA(cudaMalloc(&kc, n * 2));
+    ASSERT_CUDA(cudaMalloc(&vc, n * 2));
+    ASSERT_CUDA(cudaMalloc(&sl, T * 8));
+    ASSERT_CUDA(cudaMemcpy(k, k_in.data(), n * 2, cudaMemcpyHostToDevice));
+    ASSERT_CUDA(cudaMemcpy(v, v_in.data(), n * 2, cudaMemcpyHostToDevice));
+    ASSERT_CUDA(cudaMemcpy(sl, slots.data(), T * 8, cudaMemcpyHostToDevice));
+    std::vector<unsigned char> got(n * 2);
+    for (DType in : {DType::f16, DType::bf16})
+      for (DType out : {DType::fp8_e4m3, DType::bf16})
+        for (float s : {0.3f, 7.1f, 0x1p60f, 1e-20f, 3e18f}) {
+          kernels::CacheWriteArgs a{};
+          a.key = k;
+          a.value = v;
+          a.key_cache = kc;
+          a.value_cache = vc;
+          a.slot_mapping = static_cast<const std::int64_t*>(sl);
+          a.k_scale = a.v_scale = scale_;
+          a.num_tokens = T;
+          a.num_heads = kH;
+          a.head_size = kD;
+          a.block_size = kBS;
+          a.key_s0 = a.value_s0 = kH * kD;
+          a.key_s1 = a.value_s1 = kD;
+          a.block_stride = kBS * kH * kD;
+          a.slot_stride = kH * kD;
+          a.head_stride = kD;
+          a.skip_slot = -1;
+          a.num_slots = T;
+          a.scale = ScaleMode::per_tensor;
+          a.in_dtype = in;
+          a.out_dtype = out;
+          ASSERT_CUDA(cudaMemcpyAsync(scale_, &s, sizeof s, cudaMemcpyHostToDevice, stream_));
+          ASSERT_CUDA(kernels::launch_cache_write(a, Variant::optimized, stream_));
+          Report r;
+          for (void* cache : {kc, vc}) {
+            const std::size_t osz = size_of(out);
+            ASSERT_CUDA(cudaMemcpyAsync(got.data(), cache, n * osz, cudaMemcpyDeviceToHost, stream_));
+            ASSERT_CUDA(cudaStreamSynchronize(stream_));
+            for (std::int64_t b = 0; b < n; b += kPatterns)
+              compare_on_host(in, out, cache == kc ? 0 : 1, kPatterns, got.data() + b * osz, &s, r);
+          }
+          EXPECT_EQ(r.count, 0) << "T=" << T << " " << to_string(in) << " / " << s << " -> "
+                                << to_string(out) << ": " << r.summary();
+        }
+    for (void* p : {k, v, kc, vc, sl}) cudaFree(p);
+  }
 }
 
 TEST_F(ConvertGpu, EveryFp32PatternToEachNarrowerType) {

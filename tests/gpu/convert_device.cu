@@ -25,8 +25,9 @@ __device__ __forceinline__ __nv_bfloat16 from_bits<__nv_bfloat16>(std::uint64_t 
 }
 
 // Element i of the output: scalar form (seed_port's cast / scaled_cast) or the optimized kernels'
-// vector form (paired conversions, Divisor with one range test per vector), in vectors of 16
-// consecutive patterns per thread, the width of the bf16 -> fp8 cache write.
+// vector form (paired conversions; scaled: store_scaled_pair, Divisor's fast path stored, then
+// the range test and the IEEE redo), in vectors of 16 consecutive patterns per thread, the width
+// of the bf16 -> fp8 cache write.
 template <class In, class Out>
 __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* out,
                                const float* scale, bool paired) {
@@ -38,6 +39,13 @@ __global__ void convert_kernel(std::uint64_t first_bits, std::int64_t n, Out* ou
     kernels::Vec<In, kN> x;
     for (int k = 0; k < kN; ++k)
       x.v[k] = from_bits<In>(first_bits + static_cast<std::uint64_t>(i + k));
+    if (paired && scale != nullptr && i + kN <= n) {
+      // The cache write's form: stored from the fast path, then stored again where the range
+      // test fails (here K and V are the same vector at the same place).
+      const kernels::Divisor d(*scale);
+      kernels::store_scaled_pair(out + i, x, &x.v[0], d, out + i, x, &x.v[0], d);
+      continue;
+    }
     kernels::Vec<Out, kN> y;
     if (paired) {
       y = scale == nullptr ? kernels::cast_vec<Out>(x)
@@ -73,7 +81,37 @@ __global__ void divisor_kernel(unsigned long long* differences, unsigned* first)
   if (count != 0) atomicAdd(differences, count);
 }
 
+// Divisor's reciprocal over its whole fast range, s in [2^-60, 2^60]: thread m takes the
+// significand bits m and checks that the reciprocal of s = 2^e * 1.m is that of 1.m scaled by
+// 2^-e for every exponent (counts[0]), which with divisor_kernel's check at e = 0 makes the fast
+// path exact for every fast divisor; counts[1] counts reciprocals that differ from RN(1/s).
+__global__ void reciprocal_kernel(unsigned long long* counts, unsigned* first) {
+  const unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= (1u << 23)) return;
+  const float y1 = kernels::Divisor(__uint_as_float(0x3F800000u | m)).reciprocal();
+  unsigned scaled = 0, rounded = 0;
+  for (int e = -60; e <= 60; ++e) {
+    if (e == 60 && m != 0) break;  // 2^60 is the range's top
+    const float s = __uint_as_float(static_cast<unsigned>(127 + e) << 23 | m);
+    const kernels::Divisor d(s);
+    const float want = y1 * __uint_as_float(static_cast<unsigned>(127 - e) << 23);  // exact
+    if (!d.fast() || __float_as_uint(d.reciprocal()) != __float_as_uint(want)) {
+      if (scaled == 0 && atomicCAS(first, 0u, 1u) == 0u) first[1] = __float_as_uint(s);
+      ++scaled;
+    }
+    if (__float_as_uint(d.reciprocal()) != __float_as_uint(__fdiv_rn(1.0f, s))) ++rounded;
+  }
+  if (scaled != 0) atomicAdd(counts, scaled);
+  if (rounded != 0) atomicAdd(counts + 1, rounded);
+}
+
 }  // namespace
+
+cudaError_t check_reciprocal_on_device(unsigned long long* counts, unsigned* first,
+                                       cudaStream_t stream) {
+  reciprocal_kernel<<<(1u << 23) / 256, 256, 0, stream>>>(counts, first);
+  return cudaGetLastError();
+}
 
 cudaError_t convert_on_device(DType in_type, DType out_type, std::uint64_t first_bits,
                               std::int64_t n, void* out, const float* scale, bool paired,

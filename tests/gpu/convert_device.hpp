@@ -25,5 +25,9 @@ cudaError_t convert_on_device(DType in_type, DType out_type, std::uint64_t first
 // Both pointers are device memory, zeroed by the caller.
 cudaError_t check_divisor_on_device(unsigned long long* differences, unsigned* first,
                                     cudaStream_t stream);
+// Divisor's reciprocal at every fast divisor against the one of its significand
+// (counts[0], first[1] = the first divisor that differs) and against RN(1/s) (counts[1]).
+cudaError_t check_reciprocal_on_device(unsigned long long* counts, unsigned* first,
+                                       cudaStream_t stream);
 
 }  // namespace kvbench::testing
