@@ -12,7 +12,8 @@
 //              L2 to keep their lines), except in scaled writes without SWA. Launches of
 //              fewer 256-thread blocks than SMs take blocks of 128. Every launch uses PDL. Scaled
 //              writes divide with one reciprocal per thread (Divisor, exact) in a kernel of their
-//              own, compiled for 5 blocks per SM. Falls back to 16-byte input vectors, then to
+//              own, compiled for 5 blocks per SM (8 with 16-bit outputs), storing before the
+//              range test and redoing the rare vector outside it (store_scaled_pair). Falls back to 16-byte input vectors, then to
 //              1-element accesses, when pointers or strides are not aligned. Above L2, on the
 //              shapes prefer_slot_order() names, it takes slot_order's path instead.
 //   slot_order Two passes: the slot mapping inverted into a table (slot -> token), then the

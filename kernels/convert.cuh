@@ -94,8 +94,9 @@ class Divisor {
  public:
   __device__ __forceinline__ explicit Divisor(float s) {
     s_ = s;
-    // RN(1/s) or within one ulp of it: the approximate reciprocal and one Newton step, without
-    // __fdiv_rn's range branch (y_ is used only on the fast path).
+    // The approximate reciprocal and one Newton step, without __fdiv_rn's range branch (y_ is
+    // used only on the fast path): equal to RN(1/s) for every s in [2^-60, 2^60], and scaling
+    // exactly with s's exponent there (test_convert_gpu checks both at every such s).
     float r;
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
     y_ = __fmaf_rn(r, __fmaf_rn(-s, r, 1.0f), r);
