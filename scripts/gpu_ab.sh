@@ -3,12 +3,12 @@
 #   scripts/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]
 # Paths are relative to the repository root. Every build runs CONFIG ROUNDS times (default 2),
 # interleaved (A B, then B A, ...) so that a drift of the board, or the position in a round, falls
-# on all of them. CSVs and logs go to $OUT/ab/NAME.ROUND.{csv,log} (OUT defaults to
-# results/gpu_ab; the folder is emptied first), and scripts/ab_table.py's table to
-# $OUT/ab/table.md and stdout: per case each build's median time, per sweep and variant each
-# build's geometric-mean time against the first build's. All of it is also packed into
-# $OUT/ab.tar after every run (the device tool returns few files). Boards differ by a few percent,
-# so compare builds within one call, not across calls.
+# on all of them. CSVs and logs (ab/NAME.ROUND.{csv,log}) are written to a scratch folder and
+# packed into $OUT/ab.tar after every run (OUT defaults to results/gpu_ab); scripts/ab_table.py's
+# table goes into the tar as ab/table.md, to $OUT/table.md and to stdout: per case each build's
+# median time, per sweep and variant each build's geometric-mean time against the first build's.
+# $OUT holds just those two files, as the device tool returns few. Boards differ by a few
+# percent, so compare builds within one call, not across calls.
 # Exit status: 1 if a run failed or a case did not pass validation in some run, 2 on bad usage.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,24 +30,28 @@ for spec in "$@"; do
   names+=("$name") bins+=("$bin")
 done
 OUT=${OUT:-results/gpu_ab}
-mkdir -p "$OUT/ab"
-rm -f "$OUT"/ab/*.csv "$OUT"/ab/*.csv.json "$OUT"/ab/*.log "$OUT/ab/table.md" "$OUT/ab.tar"
-export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$OUT/ab-cache} KVBENCH_SOURCE_DIR=$PWD
-pack() { tar -C "$OUT" -cf "$OUT/ab.tar.part" ab && mv "$OUT/ab.tar.part" "$OUT/ab.tar"; }
+mkdir -p "$OUT"
+rm -f "$OUT/table.md" "$OUT/ab.tar"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+mkdir "$WORK/ab"
+export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$WORK/cache} KVBENCH_SOURCE_DIR=$PWD
+pack() { tar -C "$WORK" -cf "$OUT/ab.tar.part" ab && mv "$OUT/ab.tar.part" "$OUT/ab.tar"; }
 nvidia-smi --query-gpu=name,uuid --format=csv,noheader 2>/dev/null
 status=0
 n=${#names[@]}
 for round in $(seq 1 "$ROUNDS"); do
   for k in $(seq 0 $((n - 1))); do
     i=$(( round % 2 == 1 ? k : n - 1 - k ))  # every other round in reverse order
-    "${bins[$i]}" run "$cfg" -o "$OUT/ab/${names[$i]}.$round.csv" >"$OUT/ab/${names[$i]}.$round.log" 2>&1
+    "${bins[$i]}" run "$cfg" -o "$WORK/ab/${names[$i]}.$round.csv" >"$WORK/ab/${names[$i]}.$round.log" 2>&1
     rc=$?
-    echo "${names[$i]} round $round: rc=$rc; $(tail -1 "$OUT/ab/${names[$i]}.$round.log")"
+    echo "${names[$i]} round $round: rc=$rc; $(tail -1 "$WORK/ab/${names[$i]}.$round.log")"
     [ $rc -ne 0 ] && status=1
     pack
   done
 done
-python3 scripts/ab_table.py "$OUT/ab" "${names[@]}" >"$OUT/ab/table.md" || status=1
-cat "$OUT/ab/table.md"
+python3 scripts/ab_table.py "$WORK/ab" "${names[@]}" >"$WORK/ab/table.md" || status=1
+cp "$WORK/ab/table.md" "$OUT/table.md"
+cat "$OUT/table.md"
 pack
 exit $status

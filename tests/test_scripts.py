@@ -14,6 +14,7 @@ import csv  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import subprocess  # noqa: E402
+import tarfile  # noqa: E402
 
 import plot  # noqa: E402  (imports matplotlib: an ImportError fails the test)
 import triton_baseline as tb  # noqa: E402  (must not need torch at import)
@@ -309,9 +310,13 @@ class ABTable(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         runs = [line.split(":")[0] for line in done.stdout.splitlines() if " round " in line]
         self.assertEqual(runs, ["A round 1", "B round 1", "B round 2", "A round 2"])
-        with open(os.path.join(out, "ab", "table.md")) as f:
+        with open(os.path.join(out, "table.md")) as f:
             self.assertTrue(f.readline().startswith("| case | A | B | B/A | spread |"))
-        self.assertTrue(os.path.getsize(os.path.join(out, "ab.tar")) > 0)
+        self.assertEqual(sorted(os.listdir(out)), ["ab.tar", "table.md"])
+        with tarfile.open(os.path.join(out, "ab.tar")) as tar:
+            self.assertEqual(sorted(tar.getnames()),
+                             ["ab"] + [f"ab/{n}.{r}.{x}" for n in "AB" for r in (1, 2)
+                                       for x in ("csv", "log")] + ["ab/table.md"])
         bad = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_ab.sh"),
                               os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
                               f"A={fake['B']}"], capture_output=True, text=True)
