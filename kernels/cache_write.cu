@@ -12,9 +12,10 @@
 //              L2 to keep their lines), except in scaled writes without SWA. Launches of
 //              fewer 256-thread blocks than SMs take blocks of 128. Every launch uses PDL. Scaled
 //              writes divide with one reciprocal per thread (Divisor, exact) in a kernel of their
-//              own, compiled for 5 blocks per SM (8 with 16-bit outputs), storing before the
-//              range test and redoing the rare vector outside it (store_scaled_pair). Falls back to 16-byte input vectors, then to
-//              1-element accesses, when pointers or strides are not aligned. Above L2, on the
+//              own, compiled for 5 blocks per SM (8 for 16-bit inputs and outputs; no cap for
+//              fp32 inputs), storing before the range test and redoing the rare vector outside
+//              it (store_scaled_pair). Falls back to 16-byte input vectors, then to 1-element
+//              accesses, when pointers or strides are not aligned. Above L2, on the
 //              shapes prefer_slot_order() names, it takes slot_order's path instead.
 //   slot_order Two passes: the slot mapping inverted into a table (slot -> token), then the
 //              cache written in slot order, each block gathering the K/V of a chunk of
@@ -121,8 +122,8 @@ __device__ __forceinline__ void load_scales(const CacheWriteArgs& a, int h, floa
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
 // physical slot `slot`: the end of both `optimized` and `slot_order` kernels. FAST_FIRST scaled
 // writes store Divisor's fast quotients before testing its range (store_scaled_pair); only the
-// optimized variant's scaled kernels do: the others have no register cap, or spilled with it
-// (docs/perf-notes.md v11).
+// optimized variant's scaled kernels do (measured there, docs/perf-notes.md v11; slot_order's
+// path was not measured with it).
 template <class Out, bool FAST_FIRST, class In, int V>
 __device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv block_div,
                                            std::int64_t slot, int h, int d, const Vec<In, V>& kx,
@@ -162,8 +163,8 @@ constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
 // The optimized variant's scaled kernels, whose fast-first stores (store_scaled_pair) keep more
 // values live: with 16-bit outputs (8-element vectors) they took 44 registers, and above one
 // wave the write of 131072 tokens bf16 -> bf16 ran 7.7% slower than at 32; capped at 32 (8
-// blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46 of the 48
-// that 5 blocks allow, and ran 4% slower capped at 32 (docs/perf-notes.md v11).
+// blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46-48 of the
+// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md v11).
 template <class In, class Out>
 constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8 : kScaledMinBlocks<In>;
 

@@ -187,8 +187,9 @@ __device__ __forceinline__ Vec<Out, N> cast_vec_ieee(const Vec<In, N>& x, const 
 // both vectors are stored from Divisor's fast path unconditionally, and only then is its range
 // tested; a vector outside it is read again and stored again with IEEE division (the same
 // thread's later store to the same address is the one that stays). Reading it again frees the
-// vectors' registers for the conversion. Testing before the store made the scaled fp8 write 14%
-// slower at T <= 1024 and 3.6% at T = 131072 (docs/perf-notes.md v11).
+// vectors' registers for the conversion; the plain loads let tests pass sources in local memory.
+// Against v10's test-first form this took the scaled fp8 write 12% faster at T <= 1024 and 2% at
+// T = 131072 (docs/perf-notes.md v11).
 template <class Out, class In, int N>
 __device__ __forceinline__ void store_scaled_pair(Out* kp, const Vec<In, N>& kx, const In* ksrc,
                                                   const Divisor& kd, Out* vp,
@@ -201,11 +202,11 @@ __device__ __forceinline__ void store_scaled_pair(Out* kp, const Vec<In, N>& kx,
     store_vec(kp, cast_vec_fast<Out>(kx, kd));
     store_vec(vp, cast_vec_fast<Out>(vx, vd));
     // One branch, marked unlikely so that the redo is laid out after the kernel's exit and the
-    // common path runs straight through. Plain loads: the sources may be any memory the thread
-    // can read (tests pass locals).
+    // common path runs straight through.
     if (__builtin_expect(!(k_fast & v_fast), 0)) {
-      if (!k_fast) store_vec(kp, cast_vec_ieee<Out>(*reinterpret_cast<const Vec<In, N>*>(ksrc), kd));
-      if (!v_fast) store_vec(vp, cast_vec_ieee<Out>(*reinterpret_cast<const Vec<In, N>*>(vsrc), vd));
+      using Src = const Vec<In, N>*;
+      if (!k_fast) store_vec(kp, cast_vec_ieee<Out>(*reinterpret_cast<Src>(ksrc), kd));
+      if (!v_fast) store_vec(vp, cast_vec_ieee<Out>(*reinterpret_cast<Src>(vsrc), vd));
     }
   } else {
     store_vec(kp, cast_vec<Out>(kx, kd));

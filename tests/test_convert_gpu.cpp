@@ -230,17 +230,32 @@ TEST_F(ConvertGpu, DivisorReciprocalScalesWithTheExponent) {
   cudaFree(counts);
   cudaFree(first);
   EXPECT_EQ(host[0], 0u) << "first: s=0x" << std::hex << divisor[1];
+  EXPECT_EQ(host[1], 0u) << "reciprocals that are not RN(1/s)";
   std::printf("~2^30 fast divisors: %llu reciprocals off their significand's, %llu not RN(1/s)\n",
               host[0], host[1]);
 }
 
+// Device memory freed on every exit from a test, ASSERT failures included.
+struct DeviceMemory {
+  void* p = nullptr;
+  explicit DeviceMemory(std::size_t bytes) {
+    if (cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceMemory() { cudaFree(p); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+};
+
 // The scaled cache write end to end, through the kernels kvbench times: every 16-bit pattern as
-// K and V, at scales inside Divisor's fast range and outside it, so that both its fast path and
-// the IEEE redo after the store (store_scaled_pair) run in the real kernels. T=64 fits one wave
-// (16-byte input vectors); T=4096 does not (16-byte output vectors for fp8). Slot t is token t,
-// NHD, so cache element i holds input element i: K pattern i mod 2^16, V pattern i+1 mod 2^16.
+// K and V, with K and V scales that differ, inside Divisor's fast range and outside it, so that
+// both its fast path and the IEEE redo after the store (store_scaled_pair) run in the real
+// kernels. T=64 fits one wave (16-byte input vectors for fp8); T=4096 does not (16-byte output
+// vectors for fp8), with and without an (identity) SWA table, which selects the kernel that loads
+// K/V after the slot. Slot t is token t, NHD, so cache element i holds input element i: K pattern
+// i mod 2^16, V pattern i+1 mod 2^16. The caches are filled with 0xFF before every launch.
 TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
-  constexpr std::int64_t kH = 8, kD = 128, kBS = 16, kPatterns = 1 << 16;
+  constexpr std::int64_t kH = 8, kD = 128, kBS = 16;
+  constexpr float kScalePairs[][2] = {{0.3f, 7.1f}, {0x1p60f, 1e-20f}, {3e18f, 0.3f}};
   for (std::int64_t T : {64, 4096}) {
     const std::int64_t n = T * kH * kD;
     std::vector<std::uint16_t> k_in(n), v_in(n);
@@ -250,54 +265,58 @@ TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
     }
     std::vector<std::int64_t> slots(T);
     for (std::int64_t t = 0; t < T; ++t) slots[t] = t;
-    void *k = nullptr, *v = nullptr, *kc = nullptr, *vc = nullptr, *sl = nullptr;
-    ASSERT_CUDA(cudaMalloc(&k, n * 2));
-    ASSERT_CUDA(cudaMalloc(&v, n * 2));
-    ASSERT_CUDA(cudaMalloc(&kc, n * 2));
-    ASSERT_CUDA(cudaMalloc(&vc, n * 2));
-    ASSERT_CUDA(cudaMalloc(&sl, T * 8));
-    ASSERT_CUDA(cudaMemcpy(k, k_in.data(), n * 2, cudaMemcpyHostToDevice));
-    ASSERT_CUDA(cudaMemcpy(v, v_in.data(), n * 2, cudaMemcpyHostToDevice));
-    ASSERT_CUDA(cudaMemcpy(sl, slots.data(), T * 8, cudaMemcpyHostToDevice));
+    DeviceMemory k(n * 2), v(n * 2), kc(n * 2), vc(n * 2), sl(T * 8), scales(2 * sizeof(float));
+    for (const DeviceMemory* m : {&k, &v, &kc, &vc, &sl, &scales}) ASSERT_NE(m->p, nullptr);
+    ASSERT_CUDA(cudaMemcpyAsync(k.p, k_in.data(), n * 2, cudaMemcpyHostToDevice, stream_));
+    ASSERT_CUDA(cudaMemcpyAsync(v.p, v_in.data(), n * 2, cudaMemcpyHostToDevice, stream_));
+    ASSERT_CUDA(cudaMemcpyAsync(sl.p, slots.data(), T * 8, cudaMemcpyHostToDevice, stream_));
     std::vector<unsigned char> got(n * 2);
-    for (DType in : {DType::f16, DType::bf16})
-      for (DType out : {DType::fp8_e4m3, DType::bf16})
-        for (float s : {0.3f, 7.1f, 0x1p60f, 1e-20f, 3e18f}) {
-          kernels::CacheWriteArgs a{};
-          a.key = k;
-          a.value = v;
-          a.key_cache = kc;
-          a.value_cache = vc;
-          a.slot_mapping = static_cast<const std::int64_t*>(sl);
-          a.k_scale = a.v_scale = scale_;
-          a.num_tokens = T;
-          a.num_heads = kH;
-          a.head_size = kD;
-          a.block_size = kBS;
-          a.key_s0 = a.value_s0 = kH * kD;
-          a.key_s1 = a.value_s1 = kD;
-          a.block_stride = kBS * kH * kD;
-          a.slot_stride = kH * kD;
-          a.head_stride = kD;
-          a.skip_slot = -1;
-          a.num_slots = T;
-          a.scale = ScaleMode::per_tensor;
-          a.in_dtype = in;
-          a.out_dtype = out;
-          ASSERT_CUDA(cudaMemcpyAsync(scale_, &s, sizeof s, cudaMemcpyHostToDevice, stream_));
-          ASSERT_CUDA(kernels::launch_cache_write(a, Variant::optimized, stream_));
-          Report r;
-          for (void* cache : {kc, vc}) {
+    for (bool swa : {false, true}) {
+      if (swa && T == 64) continue;
+      for (DType in : {DType::f16, DType::bf16})
+        for (DType out : {DType::fp8_e4m3, DType::bf16})
+          for (const auto& ks : kScalePairs) {
+            kernels::CacheWriteArgs a{};
+            a.key = k.p;
+            a.value = v.p;
+            a.key_cache = kc.p;
+            a.value_cache = vc.p;
+            a.slot_mapping = static_cast<const std::int64_t*>(sl.p);
+            a.swa_slot_mapping = swa ? static_cast<const std::int64_t*>(sl.p) : nullptr;
+            a.k_scale = static_cast<const float*>(scales.p);
+            a.v_scale = a.k_scale + 1;
+            a.num_tokens = T;
+            a.num_heads = kH;
+            a.head_size = kD;
+            a.block_size = kBS;
+            a.key_s0 = a.value_s0 = kH * kD;
+            a.key_s1 = a.value_s1 = kD;
+            a.block_stride = kBS * kH * kD;
+            a.slot_stride = kH * kD;
+            a.head_stride = kD;
+            a.skip_slot = -1;
+            a.num_slots = T;
+            a.scale = ScaleMode::per_tensor;
+            a.in_dtype = in;
+            a.out_dtype = out;
             const std::size_t osz = size_of(out);
-            ASSERT_CUDA(cudaMemcpyAsync(got.data(), cache, n * osz, cudaMemcpyDeviceToHost, stream_));
-            ASSERT_CUDA(cudaStreamSynchronize(stream_));
-            for (std::int64_t b = 0; b < n; b += kPatterns)
-              compare_on_host(in, out, cache == kc ? 0 : 1, kPatterns, got.data() + b * osz, &s, r);
+            ASSERT_CUDA(cudaMemcpyAsync(scales.p, ks, sizeof ks, cudaMemcpyHostToDevice, stream_));
+            ASSERT_CUDA(cudaMemsetAsync(kc.p, 0xFF, n * osz, stream_));
+            ASSERT_CUDA(cudaMemsetAsync(vc.p, 0xFF, n * osz, stream_));
+            ASSERT_CUDA(kernels::launch_cache_write(a, Variant::optimized, stream_));
+            Report r;
+            for (int kv = 0; kv < 2; ++kv) {
+              ASSERT_CUDA(cudaMemcpyAsync(got.data(), kv == 0 ? kc.p : vc.p, n * osz,
+                                          cudaMemcpyDeviceToHost, stream_));
+              ASSERT_CUDA(cudaStreamSynchronize(stream_));
+              // compare_on_host takes pattern first + i's low bytes: i mod 2^16 (K), i+1 (V).
+              compare_on_host(in, out, kv, n, got.data(), &ks[kv], r);
+            }
+            EXPECT_EQ(r.count, 0) << "T=" << T << (swa ? " swa " : " ") << to_string(in)
+                                  << " / (" << ks[0] << ", " << ks[1] << ") -> "
+                                  << to_string(out) << ": " << r.summary();
           }
-          EXPECT_EQ(r.count, 0) << "T=" << T << " " << to_string(in) << " / " << s << " -> "
-                                << to_string(out) << ": " << r.summary();
-        }
-    for (void* p : {k, v, kc, vc, sl}) cudaFree(p);
+    }
   }
 }
 
