@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cache_write.hpp"
+#include "runtime/cuda_resources.hpp"
 #include "reference/reference.hpp"
 #include "tests/gpu/convert_device.hpp"
 
@@ -235,17 +236,6 @@ TEST_F(ConvertGpu, DivisorReciprocalScalesWithTheExponent) {
               host[0], host[1]);
 }
 
-// Device memory freed on every exit from a test, ASSERT failures included.
-struct DeviceMemory {
-  void* p = nullptr;
-  explicit DeviceMemory(std::size_t bytes) {
-    if (cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
-  }
-  ~DeviceMemory() { cudaFree(p); }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-};
-
 // The scaled cache write end to end, through the kernels kvbench times: every 16-bit pattern as
 // K and V, with K and V scales that differ, inside Divisor's fast range and outside it, so that
 // both its fast path and the IEEE redo after the store (store_scaled_pair) run in the real
@@ -265,11 +255,11 @@ TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
     }
     std::vector<std::int64_t> slots(T);
     for (std::int64_t t = 0; t < T; ++t) slots[t] = t;
-    DeviceMemory k(n * 2), v(n * 2), kc(n * 2), vc(n * 2), sl(T * 8), scales(2 * sizeof(float));
-    for (const DeviceMemory* m : {&k, &v, &kc, &vc, &sl, &scales}) ASSERT_NE(m->p, nullptr);
-    ASSERT_CUDA(cudaMemcpyAsync(k.p, k_in.data(), n * 2, cudaMemcpyHostToDevice, stream_));
-    ASSERT_CUDA(cudaMemcpyAsync(v.p, v_in.data(), n * 2, cudaMemcpyHostToDevice, stream_));
-    ASSERT_CUDA(cudaMemcpyAsync(sl.p, slots.data(), T * 8, cudaMemcpyHostToDevice, stream_));
+    const DeviceBuffer k(n * 2), v(n * 2), kc(n * 2), vc(n * 2), sl(T * 8);
+    const DeviceBuffer scales(2 * sizeof(float));
+    ASSERT_CUDA(cudaMemcpyAsync(k.get(), k_in.data(), n * 2, cudaMemcpyHostToDevice, stream_));
+    ASSERT_CUDA(cudaMemcpyAsync(v.get(), v_in.data(), n * 2, cudaMemcpyHostToDevice, stream_));
+    ASSERT_CUDA(cudaMemcpyAsync(sl.get(), slots.data(), T * 8, cudaMemcpyHostToDevice, stream_));
     std::vector<unsigned char> got(n * 2);
     for (bool swa : {false, true}) {
       if (swa && T == 64) continue;
@@ -277,13 +267,13 @@ TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
         for (DType out : {DType::fp8_e4m3, DType::bf16})
           for (const auto& ks : kScalePairs) {
             kernels::CacheWriteArgs a{};
-            a.key = k.p;
-            a.value = v.p;
-            a.key_cache = kc.p;
-            a.value_cache = vc.p;
-            a.slot_mapping = static_cast<const std::int64_t*>(sl.p);
-            a.swa_slot_mapping = swa ? static_cast<const std::int64_t*>(sl.p) : nullptr;
-            a.k_scale = static_cast<const float*>(scales.p);
+            a.key = k.get();
+            a.value = v.get();
+            a.key_cache = kc.get();
+            a.value_cache = vc.get();
+            a.slot_mapping = static_cast<const std::int64_t*>(sl.get());
+            a.swa_slot_mapping = swa ? static_cast<const std::int64_t*>(sl.get()) : nullptr;
+            a.k_scale = static_cast<const float*>(scales.get());
             a.v_scale = a.k_scale + 1;
             a.num_tokens = T;
             a.num_heads = kH;
@@ -300,13 +290,14 @@ TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
             a.in_dtype = in;
             a.out_dtype = out;
             const std::size_t osz = size_of(out);
-            ASSERT_CUDA(cudaMemcpyAsync(scales.p, ks, sizeof ks, cudaMemcpyHostToDevice, stream_));
-            ASSERT_CUDA(cudaMemsetAsync(kc.p, 0xFF, n * osz, stream_));
-            ASSERT_CUDA(cudaMemsetAsync(vc.p, 0xFF, n * osz, stream_));
+            ASSERT_CUDA(
+                cudaMemcpyAsync(scales.get(), ks, sizeof ks, cudaMemcpyHostToDevice, stream_));
+            ASSERT_CUDA(cudaMemsetAsync(kc.get(), 0xFF, n * osz, stream_));
+            ASSERT_CUDA(cudaMemsetAsync(vc.get(), 0xFF, n * osz, stream_));
             ASSERT_CUDA(kernels::launch_cache_write(a, Variant::optimized, stream_));
             Report r;
             for (int kv = 0; kv < 2; ++kv) {
-              ASSERT_CUDA(cudaMemcpyAsync(got.data(), kv == 0 ? kc.p : vc.p, n * osz,
+              ASSERT_CUDA(cudaMemcpyAsync(got.data(), kv == 0 ? kc.get() : vc.get(), n * osz,
                                           cudaMemcpyDeviceToHost, stream_));
               ASSERT_CUDA(cudaStreamSynchronize(stream_));
               // compare_on_host takes pattern first + i's low bytes: i mod 2^16 (K), i+1 (V).
