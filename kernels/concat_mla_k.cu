@@ -241,6 +241,12 @@ cudaError_t launch_concat_mla_k(const ConcatArgs& a, Variant variant, cudaStream
         // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
         // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
+        // 16-bit -> fp8: 16-byte input vectors, measured 7-14% faster at T <= 128 and up to 10%
+        // at T=1024 than 16-element ones (docs/perf-notes.md v12).
+        if constexpr (kNarrow != kWide && sizeof(In) == 2) {
+          if (concat_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+            return launch_optimized<In, Out, kNarrow>(a, stream);
+        }
         if (concat_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
           return launch_optimized<In, Out, kWide>(a, stream);
         if constexpr (kNarrow != kWide) {
