@@ -458,11 +458,11 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
           if (a.scale != ScaleMode::none && cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)) &&
               fits_one_wave<In, Out, kNarrow, true>(a))
             return launch_optimized<In, Out, kNarrow, true>(a, stream);
-          // Unscaled 16-bit -> fp8: 16-byte input vectors at every size, measured 7-14% faster
-          // at T <= 128, 14-28% at T=1024 and 2% above L2 than 16-element ones
-          // (docs/perf-notes.md v12).
-          if (sizeof(In) == 2 && a.scale == ScaleMode::none &&
-              cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+          // Unscaled narrowing casts in 16-byte input vectors (docs/perf-notes.md v12):
+          // 16-bit -> fp8 at every size (7-14% faster at T <= 128, 14-28% at T=1024, 2% above
+          // L2); f32 inputs in one wave only (2-26% faster there, 1-2.6% slower at T=131072).
+          if (a.scale == ScaleMode::none && cache_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)) &&
+              (sizeof(In) == 2 || fits_one_wave<In, Out, kNarrow, false>(a)))
             return launch_optimized<In, Out, kNarrow, false>(a, stream);
         }
         return with_widest_vec<In, Out>(

@@ -181,6 +181,14 @@ cudaError_t launch_2d(const ConcatArgs& a, const Tile2D& tile, int nope_vecs, cu
                     FastDiv(tile.head_blocks));
 }
 
+// Whether the 2-D tiling in V-element vectors runs in one wave.
+template <class In, class Out, int V>
+bool concat_one_wave(const ConcatArgs& a) {
+  const Tile2D tile(a.num_tokens, a.num_heads, (a.nope_dim + a.rope_dim) / V, k2DTarget, 1);
+  return tile.ok() &&
+         one_wave(tile.blocks(), resident_blocks<concat_2d<In, Out, V, 1>>(tile.threads()));
+}
+
 template <class In, class Out, int V>
 cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
   const std::int64_t nope_vecs = a.nope_dim / V, head_vecs = (a.nope_dim + a.rope_dim) / V;
@@ -195,8 +203,7 @@ cudaError_t launch_optimized(const ConcatArgs& a, cudaStream_t stream) {
   const bool fits_l2 = concat_bytes(a) <= device_l2_bytes();
   const Tile2D tile(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 1);
   if (tile.ok()) {
-    if (one_wave(tile.blocks(), resident_blocks<concat_2d<In, Out, V, 1>>(tile.threads())))
-      return launch_2d<In, Out, V, 1>(a, tile, nv, stream);
+    if (concat_one_wave<In, Out, V>(a)) return launch_2d<In, Out, V, 1>(a, tile, nv, stream);
     // Above L2 (DRAM-bound): two tokens in flight per thread for 16-byte input vectors; wider
     // ones (fp32 in) stay at one, as the registers cost more occupancy than they buy.
     if (!fits_l2) {
@@ -241,10 +248,16 @@ cudaError_t launch_concat_mla_k(const ConcatArgs& a, Variant variant, cudaStream
         // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
         // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
-        // 16-bit -> fp8: 16-byte input vectors, measured 7-14% faster at T <= 128 and up to 10%
-        // at T=1024 than 16-element ones (docs/perf-notes.md v12).
-        if constexpr (kNarrow != kWide && sizeof(In) == 2) {
-          if (concat_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
+        // Narrowing casts in 16-byte input vectors where they measured faster than wide ones
+        // (docs/perf-notes.md v12): 16-bit -> fp8 everywhere (7-14% at T <= 128, up to 10% at
+        // T=1024); f32 -> fp8 while the data fit in L2 (26-31% at T <= 128, even above L2);
+        // f32 -> 16-bit in one wave only (8-12% there; 10% slower walking tokens at 12 heads,
+        // T=1024).
+        if constexpr (kNarrow != kWide) {
+          const bool narrow = sizeof(In) == 2 ||
+                              (sizeof(Out) == 1 && concat_bytes(a) <= device_l2_bytes()) ||
+                              concat_one_wave<In, Out, kNarrow>(a);
+          if (narrow && concat_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
             return launch_optimized<In, Out, kNarrow>(a, stream);
         }
         if (concat_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
