@@ -164,16 +164,23 @@ constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
 // values live: with 16-bit outputs (8-element vectors) they took 44 registers, and above one
 // wave the write of 131072 tokens bf16 -> bf16 ran 7.7% slower than at 32; capped at 32 (8
 // blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46-48 of the
-// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md v11).
-template <class In, class Out>
-constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8 : kScaledMinBlocks<In>;
+// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md v11). Above one
+// wave, the 16-element fp8 kernel fits in 40 registers without spills: 6 blocks per SM wrote
+// 2-6% faster from T=4096 up, and 12% slower in one wave (D=80 T=4096), hence the kernels
+// launched past one wave (MANY_WAVES) take the cap of their own (docs/perf-notes.md v12).
+template <class In, class Out, int V, bool MANY_WAVES>
+constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
+                                    : MANY_WAVES && sizeof(In) == 2 && V == kWideVec<In, Out>
+                                        ? 6
+                                        : kScaledMinBlocks<In>;
 
 // One thread per (token, head, vector): it moves that vector of K and of V. SCALED kernels are
 // launched only for scaled writes: the division code compiled alone, with the register cap
 // above. The others test the scale mode at run time (a kernel without the scaled path measured
 // up to 10% slower on small unscaled cases, docs/perf-notes.md v7).
-template <class In, class Out, int V, bool SPECULATIVE, bool SCALED>
-__global__ void __launch_bounds__(kOptThreads, SCALED ? kScaledOptMinBlocks<In, Out> : 1)
+template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_WAVES = false>
+__global__ void __launch_bounds__(kOptThreads,
+                                  SCALED ? kScaledOptMinBlocks<In, Out, V, MANY_WAVES> : 1)
     cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token,
                           FastDiv block_div, unsigned zero) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * blockDim.x, per_token);
@@ -268,9 +275,22 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const unsigned blocks = cache_blocks(a, V, threads);
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
       pt(static_cast<std::uint32_t>(per_token)), bd = block_size_div(a);
-  if ((SCALED && a.swa_slot_mapping == nullptr) || fits_one_wave<In, Out, V, SCALED>(a))
+  const bool in_one_wave = fits_one_wave<In, Out, V, SCALED>(a);
+  // Past one wave, a scaled kernel with a register cap of its own where it has one.
+  constexpr bool kRecap =
+      SCALED && kScaledOptMinBlocks<In, Out, V, true> != kScaledOptMinBlocks<In, Out, V, false>;
+  if ((SCALED && a.swa_slot_mapping == nullptr) || in_one_wave) {
+    if constexpr (kRecap) {
+      if (!in_one_wave)
+        return launch_pdl(cache_write_optimized<In, Out, V, true, true, true>, blocks, threads,
+                          stream, a, vph, pt, bd, 0u);
+    }
     return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, threads, stream, a,
                       vph, pt, bd, 0u);
+  }
+  if constexpr (kRecap)
+    return launch_pdl(cache_write_optimized<In, Out, V, false, true, true>, blocks, threads, stream,
+                      a, vph, pt, bd, 0u);
   return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, threads, stream, a,
                     vph, pt, bd, 0u);
 }
