@@ -5,18 +5,20 @@
 //              lanes cover a [4, next_pow2(D)] tile with masking. Kept as the baseline the
 //              faster variants are measured against. Fixes the seed's negative-slot SWA read.
 //   optimized  Flat tiling over (token, vector of one head), a vector being 16 bytes of the
-//              narrower dtype: each thread moves the same vector of K and of V, so no lane
-//              idles on padding and small-head shapes still fill whole blocks. In one wave,
-//              K/V loads are issued before the slot is known (one memory latency instead of
-//              two); above it, after (skipped tokens cost no K/V reads; SWA table reads ask
-//              L2 to keep their lines), except in scaled writes without SWA. Launches of
-//              fewer 256-thread blocks than SMs take blocks of 128. Every launch uses PDL. Scaled
-//              writes divide with one reciprocal per thread (Divisor, exact) in a kernel of their
-//              own, compiled for 5 blocks per SM (8 for 16-bit inputs and outputs; no cap for
-//              fp32 inputs), storing before the range test and redoing the rare vector outside
-//              it (store_scaled_pair). Falls back to 16-byte input vectors, then to 1-element
-//              accesses, when pointers or strides are not aligned. Above L2, on the
-//              shapes prefer_slot_order() names, it takes slot_order's path instead.
+//              narrower dtype (of the input for 16-bit -> fp8 without a scale, for f32 inputs in
+//              one wave, and for scaled fp8 writes in one wave): each thread moves the same vector
+//              of K and of V, so no lane idles on padding and small-head shapes still fill whole
+//              blocks. In one wave, K/V loads are issued before the slot is known (one memory
+//              latency instead of two); above it, after (skipped tokens cost no K/V reads; SWA
+//              table reads ask L2 to keep their lines), except in scaled writes without SWA.
+//              Launches of fewer 256-thread blocks than SMs take blocks of 128. Every launch uses
+//              PDL. Scaled writes divide with one reciprocal per thread (Divisor, exact) in a
+//              kernel of their own, compiled for 5 blocks per SM (8 for 16-bit inputs and outputs,
+//              6 for the 16-element fp8 kernel past one wave; no cap for fp32 inputs), storing
+//              before the range test and redoing the rare vector outside it (store_scaled_pair).
+//              Falls back to 16-byte input vectors, then to 1-element accesses, when pointers or
+//              strides are not aligned. Above L2, on the shapes prefer_slot_order() names, it takes
+//              slot_order's path instead.
 //   slot_order Two passes: the slot mapping inverted into a table (slot -> token), then the
 //              cache written in slot order, each block gathering the K/V of a chunk of
 //              consecutive slots (below, at slot_table_fill). Same vectors and fallbacks.
@@ -164,13 +166,16 @@ constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
 // values live: with 16-bit outputs (8-element vectors) they took 44 registers, and above one
 // wave the write of 131072 tokens bf16 -> bf16 ran 7.7% slower than at 32; capped at 32 (8
 // blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46-48 of the
-// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md v11). Above one
-// wave, the 16-element fp8 kernel fits in 40 registers without spills: 6 blocks per SM wrote
-// 2-6% faster from T=4096 up, and 12% slower in one wave (D=80 T=4096), hence the kernels
-// launched past one wave (MANY_WAVES) take the cap of their own (docs/perf-notes.md v12).
+// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md v11). The
+// 16-element fp8 kernel fits in 40 registers without spills: at 6 blocks per SM it wrote 2-6%
+// faster from T=4096 up, and 12% slower where the cap-5 kernel runs in one wave (D=80 T=4096),
+// hence a copy of its own (MANY_WAVES) for launches past that wave (docs/perf-notes.md v13).
+// Grids past one wave at 5 per SM and within one at 6 (661-792 blocks on 132 SMs) take it,
+// unmeasured.
 template <class In, class Out, int V, bool MANY_WAVES>
 constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
-                                    : MANY_WAVES && sizeof(In) == 2 && V == kWideVec<In, Out>
+                                    : MANY_WAVES && sizeof(In) == 2 &&
+                                            sizeof(Out) == 1 && V == kWideVec<In, Out>
                                         ? 6
                                         : kScaledMinBlocks<In>;
 
@@ -469,8 +474,6 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
       case Variant::optimized: {
         if (prefer_slot_order(a, sizeof(In), sizeof(Out)))
           return launch_cache_write(a, Variant::slot_order, stream);
-        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
-        // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
         if constexpr (kNarrow != kWide) {
           // A scaled write that fits in one wave runs its code once: there, 16-byte input
@@ -485,6 +488,7 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, Variant variant, cudaStr
               (sizeof(In) == 2 || fits_one_wave<In, Out, kNarrow, false>(a)))
             return launch_optimized<In, Out, kNarrow, false>(a, stream);
         }
+        // Otherwise the widest access the shape allows.
         return with_widest_vec<In, Out>(
             a, [&](auto v) { return launch_optimized<In, Out, decltype(v)::value>(a, stream); });
       }

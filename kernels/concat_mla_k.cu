@@ -5,14 +5,15 @@
 //              [H, NOPE] tile is copied element by element, then the [ROPE] row is broadcast
 //              to every head. Kept as the baseline the faster variants are measured against.
 //   optimized  A thread moves one vector of a head: 16 bytes of the narrower of the two dtypes
-//              (bf16->fp8: 16 elements, two 16-byte loads, one 16-byte store), so all lanes do
-//              the same full-width accesses; conversions go two per instruction. Blocks are
-//              (vector, head, token) tiles (concat_2d): an item's coordinates are its thread
-//              indices, with no per-item division. The rope row is read from DRAM once per
-//              token; its per-head re-reads hit L1. Between one wave and L2's size a thread
-//              instead keeps one item and walks the tokens (concat_walk); heads too wide for a
-//              2-D block take the flat (token, item) tiling (concat_optimized). Every launch
-//              uses PDL. Launch shape in launch_optimized(). Falls back to 16-byte input
+//              (f32->bf16: 8 elements, two 16-byte loads, one 16-byte store), or of the input for
+//              narrowing casts where that measured faster (bf16->fp8: 8 elements, one 16-byte load,
+//              one 8-byte store), so all lanes do the same accesses; conversions go two per
+//              instruction. Blocks are (vector, head, token) tiles (concat_2d): an item's
+//              coordinates are its thread indices, with no per-item division. The rope row is read
+//              from DRAM once per token; its per-head re-reads hit L1. Between one wave and L2's
+//              size a thread instead keeps one item and walks the tokens (concat_walk); heads too
+//              wide for a 2-D block take the flat (token, item) tiling (concat_optimized). Every
+//              launch uses PDL. Launch shape in launch_optimized(). Falls back to 16-byte input
 //              vectors, then to 1-element accesses, for unaligned pointers or strides.
 #include <algorithm>
 
@@ -245,21 +246,21 @@ cudaError_t launch_concat_mla_k(const ConcatArgs& a, Variant variant, cudaStream
             <<<static_cast<unsigned>(a.num_tokens), kSeedThreads, 0, stream>>>(a);
         return cudaGetLastError();
       case Variant::optimized: {
-        // Widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
-        // element.
         constexpr int kWide = kWideVec<In, Out>, kNarrow = kVecWidth<In>;
-        // Narrowing casts in 16-byte input vectors where they measured faster than wide ones
-        // (docs/perf-notes.md v12): 16-bit -> fp8 everywhere (7-14% at T <= 128, up to 10% at
-        // T=1024); f32 -> fp8 while the data fit in L2 (26-31% at T <= 128, even above L2);
-        // f32 -> 16-bit in one wave only (8-12% there; 10% slower walking tokens at 12 heads,
-        // T=1024).
+        // Narrowing casts in 16-byte input vectors where they measured faster than 16-byte
+        // output ones (docs/perf-notes.md v12): 16-bit -> fp8 everywhere (7-14% at T <= 128,
+        // up to 10% at T=1024; 1-2% slower at H=128 T=1024 and H=16 T=8192);
+        // f32 -> fp8 while the data fit in L2 (26-31% at T <= 128; the same above L2); f32 ->
+        // 16-bit in one wave only (7-12% there; 10% slower walking tokens at 12 heads, T=1024).
         if constexpr (kNarrow != kWide) {
-          const bool narrow = sizeof(In) == 2 ||
-                              (sizeof(Out) == 1 && concat_bytes(a) <= device_l2_bytes()) ||
-                              concat_one_wave<In, Out, kNarrow>(a);
+          const bool narrow =
+              sizeof(In) == 2 || (sizeof(Out) == 1 ? concat_bytes(a) <= device_l2_bytes()
+                                                   : concat_one_wave<In, Out, kNarrow>(a));
           if (narrow && concat_vec_ok(a, kNarrow, sizeof(In), sizeof(Out)))
             return launch_optimized<In, Out, kNarrow>(a, stream);
         }
+        // Otherwise the widest access the shape allows: 16 bytes of the narrower type, 16 bytes
+        // of input, one element.
         if (concat_vec_ok(a, kWide, sizeof(In), sizeof(Out)))
           return launch_optimized<In, Out, kWide>(a, stream);
         if constexpr (kNarrow != kWide) {
