@@ -281,23 +281,17 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
   const FastDiv vph(static_cast<std::uint32_t>(vecs_per_head)),
       pt(static_cast<std::uint32_t>(per_token)), bd = block_size_div(a);
   const bool in_one_wave = fits_one_wave<In, Out, V, SCALED>(a);
+  const bool speculative = (SCALED && a.swa_slot_mapping == nullptr) || in_one_wave;
+  auto* kernel = speculative ? cache_write_optimized<In, Out, V, true, SCALED>
+                             : cache_write_optimized<In, Out, V, false, SCALED>;
   // Past one wave, a scaled kernel with a register cap of its own where it has one.
-  constexpr bool kRecap =
-      SCALED && kScaledOptMinBlocks<In, Out, V, true> != kScaledOptMinBlocks<In, Out, V, false>;
-  if ((SCALED && a.swa_slot_mapping == nullptr) || in_one_wave) {
-    if constexpr (kRecap) {
-      if (!in_one_wave)
-        return launch_pdl(cache_write_optimized<In, Out, V, true, true, true>, blocks, threads,
-                          stream, a, vph, pt, bd, 0u);
-    }
-    return launch_pdl(cache_write_optimized<In, Out, V, true, SCALED>, blocks, threads, stream, a,
-                      vph, pt, bd, 0u);
+  if constexpr (SCALED &&
+                kScaledOptMinBlocks<In, Out, V, true> != kScaledOptMinBlocks<In, Out, V, false>) {
+    if (!in_one_wave)
+      kernel = speculative ? cache_write_optimized<In, Out, V, true, true, true>
+                           : cache_write_optimized<In, Out, V, false, true, true>;
   }
-  if constexpr (kRecap)
-    return launch_pdl(cache_write_optimized<In, Out, V, false, true, true>, blocks, threads, stream,
-                      a, vph, pt, bd, 0u);
-  return launch_pdl(cache_write_optimized<In, Out, V, false, SCALED>, blocks, threads, stream, a,
-                    vph, pt, bd, 0u);
+  return launch_pdl(kernel, blocks, threads, stream, a, vph, pt, bd, 0u);
 }
 
 // The scaled or the general kernel, by the case's scale mode.
