@@ -7,6 +7,7 @@ usage: scripts/perf_report.py results/h200/perf.csv [--peers] [--pair BASE,NEW]
 
 "large" = logical bytes at least 4x the L2 size (the sidecar's device.l2_bytes, else 60 MiB).
 --peers adds the best CUDA/Triton peer times of ../shared/docs/GPU.md for the T <= 128 check.
+The T <= 128 misses are listed against the shape's T=1 time plus their bytes at the copy peak.
 --pair names the two variants of the per-shape tables (default seed_port,optimized), e.g.
 optimized,slot_order for results/h200/slot_order.csv; the targets always judge `optimized`.
 """
@@ -145,7 +146,37 @@ def main():
         print(f"| optimized never slower than seed_port | {sum(x <= 1.0 for x, _ in ratios)}/{len(ratios)} hold | "
               f"{shape_name(r)} T={r['num_tokens']} | {worst:.2f}x seed_port's time | "
               f"{'yes' if worst <= 1.0 else 'no'} |")
+    if floor and peak and small:
+        floor_misses(opt, small, floor, peak)
     return 0
+
+
+def floor_misses(opt, small, floor, peak):
+    """The T <= 128 misses against a latency + transfer model: the same shape's T=1 time (one
+    launch, one dependent read, one write) plus the case's bytes at the measured copy peak."""
+    bar = floor + 0.5
+    over = [r for r in small if float(r["median_us"]) > bar]
+    if not over:
+        return
+    one = {tuple(r[c] for c in AXES): float(r["median_us"]) for r in opt if r["num_tokens"] == "1"}
+    print(f"\n| T ≤ 128 miss (bar {bar:.2f} µs) | T | µs | T=1 µs | bytes at copy peak µs | "
+          "T=1 + bytes µs | µs over T=1 + bytes |")
+    print("|---|---|---|---|---|---|---|")
+    bound, excess = 0, []
+    for r in sorted(over, key=lambda r: (shape_name(r), int(r["num_tokens"]))):
+        t1 = one.get(tuple(r[c] for c in AXES))
+        if t1 is None:
+            continue
+        us, xfer = float(r["median_us"]), float(r["bytes"]) / (peak * 1e3)
+        model = t1 + xfer
+        bound += model > bar
+        if model <= bar:
+            excess.append(us - model)
+        print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | {t1:.2f} | {xfer:.2f} | "
+              f"{model:.2f} | {us - model:+.2f} |")
+    print(f"\n{bound} of {len(over)} misses have T=1 + bytes above the bar"
+          + (f"; the other {len(excess)} are at most {max(excess):.2f} µs over T=1 + bytes."
+             if excess else "."))
 
 
 if __name__ == "__main__":

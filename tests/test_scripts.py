@@ -217,6 +217,31 @@ class PerfReport(unittest.TestCase):
             self.assertEqual(float(m.group(2)), round(float(opt["median_us"]), 2), shape)
             self.assertEqual(int(m.group(3)), round(float(opt["pct_of_measured_peak"])), shape)
 
+    def test_floor_misses_against_the_model(self):
+        with open(self.CSV + ".json") as f:
+            meta = json.load(f)
+        bar = meta["launch_floor_us"]["graph"]["median_us"] + 0.5
+        peak = meta["measured_peak_gbps"]
+        misses = [r for r in self.rows if r["variant"] == "optimized" and r["status"] == "passed"
+                  and int(r["num_tokens"]) <= 128 and float(r["median_us"]) > bar]
+        title = [i for i, line in enumerate(self.lines) if line.startswith("| T ≤ 128 miss (bar ")]
+        self.assertEqual(len(title), 1)
+        table = []
+        for line in self.lines[title[0] + 2:]:
+            if not line.startswith("|"):
+                break
+            table.append([c.strip() for c in line.strip("|").split("|")])
+        self.assertEqual(len(table), len(misses))
+        # One row recomputed from the CSV: the T=1 row of the same sweep and shape, bytes / peak.
+        r = next(r for r in misses if r["kernel"] == "reshape_and_cache_flash")
+        one = self.csv_row("optimized", sweep=r["sweep"], num_heads=r["num_heads"],
+                           head_dim=r["head_dim"], block_size=r["block_size"], layout=r["layout"],
+                           in_dtype=r["in_dtype"], out_dtype=r["out_dtype"], num_tokens="1")
+        model = float(one["median_us"]) + float(r["bytes"]) / (peak * 1e3)
+        self.assertIn([f"{float(r['median_us']):.2f}", f"{float(one['median_us']):.2f}",
+                       f"{float(r['bytes']) / (peak * 1e3):.2f}", f"{model:.2f}"],
+                      [row[2:6] for row in table if row[1] == r["num_tokens"]])
+
 
 class PerfReportPair(unittest.TestCase):
     """--pair: the tables of the committed slot_order run, optimized beside slot_order."""
