@@ -171,7 +171,7 @@ constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
 // faster from T=4096 up, and 12% slower where the cap-5 kernel runs in one wave (D=80 T=4096),
 // hence a copy of its own (MANY_WAVES) for launches past that wave (docs/perf-notes.md v13).
 // Grids past one wave at 5 per SM and within one at 6 (661-792 blocks on 132 SMs) take it too:
-// 4-6% faster there than the cap-5 kernel (docs/perf-notes.md v13).
+// 0.5-6% faster there than the cap-5 kernel (docs/perf-notes.md v13).
 template <class In, class Out, int V, bool MANY_WAVES>
 constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
                                     : MANY_WAVES && sizeof(In) == 2 &&
