@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kWalkThreads)
   if constexpr (!LATE_TRIGGER) pdl_launch_dependents();  // launched with PDL
   pdl_wait();  // inputs may come from the previous kernel
   const int u = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (u >= per_token) return;  // an exiting block counts as triggered
+  if (u >= per_token) return;  // exiting threads count as triggered
   const auto h = static_cast<int>(head_vecs.div(static_cast<std::uint32_t>(u)));
   const int j = u - h * static_cast<int>(head_vecs.divisor());
   const bool is_nope = j < nope_vecs;
@@ -165,7 +165,7 @@ cudaError_t launch_walk(const ConcatArgs& a, int nope_vecs, FastDiv head_vecs, i
       std::max<std::int64_t>(1, std::min<std::int64_t>({a.num_tokens, resident / gx, 65535}));
   // PDL's trigger after the walk instead of at the start above 45% of L2's size: measured up to
   // 26% faster with 12 heads at 37-48 MB (f32 -> bf16, bf16 -> fp8), at worst 2.5% slower above
-  // it (64 heads, 31.5 MB); below it up to 9.5% slower (5.5 MB). Not explained: with the early
+  // it (64 heads, 31.6 MB); below it up to 9.5% slower (5.6 MB). Not explained: with the early
   // trigger these walks leave L2-resident speed at smaller working sets (docs/perf-notes.md v14).
   auto* kernel = 20 * concat_bytes(a) > 9 * device_l2_bytes()
                      ? concat_walk<In, Out, V, UNROLL, true>
