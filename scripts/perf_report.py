@@ -2,12 +2,15 @@
 """Markdown report of a `kvbench run configs/perf.yaml` CSV: per-shape tables (µs and % of the
 measured copy peak, seed_port beside optimized) and issue 6's targets with their worst cases.
 
-usage: scripts/perf_report.py results/h200/perf.csv [--peers] [--pair BASE,NEW]
+usage: scripts/perf_report.py results/h200/perf.csv [--peers] [--pair BASE,NEW] [--bounds CSV]
        (reads <csv>.json beside it)
 
 "large" = logical bytes at least 4x the L2 size (the sidecar's device.l2_bytes, else 60 MiB).
 --peers adds the best CUDA/Triton peer times of ../shared/docs/GPU.md for the T <= 128 check.
-The T <= 128 misses are listed against the shape's T=1 time plus their bytes at the copy peak.
+The T <= 128 misses are listed against the shape's T=1 time plus their bytes at the copy peak;
+--bounds adds, from a `kvbench bounds` CSV of the same cases, the fastest plain write of each
+miss's output bytes and the fastest plain move of its bytes, each judged against that run's own
+launch floor + 0.5 µs.
 --pair names the two variants of the per-shape tables (default seed_port,optimized), e.g.
 optimized,slot_order for results/h200/slot_order.csv; the targets always judge `optimized`.
 """
@@ -60,6 +63,7 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--peers", action="store_true")
     ap.add_argument("--pair", default="seed_port,optimized")
+    ap.add_argument("--bounds")
     args = ap.parse_args()
     pair = args.pair.split(",")
     if len(pair) != 2 or not all(pair):
@@ -146,29 +150,61 @@ def main():
         print(f"| optimized never slower than seed_port | {sum(x <= 1.0 for x, _ in ratios)}/{len(ratios)} hold | "
               f"{shape_name(r)} T={r['num_tokens']} | {worst:.2f}x seed_port's time | "
               f"{'yes' if worst <= 1.0 else 'no'} |")
+    bounds = read_bounds(args.bounds) if args.bounds else None
     if floor and peak and small:
-        floor_misses(opt, small, floor, peak)
+        floor_misses(opt, small, floor, peak, bounds)
     return 0
 
 
-def floor_misses(opt, small, floor, peak):
+# The axis columns of a result row (kvbench schema), which `kvbench bounds` copies into its rows.
+KEY = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
+       "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
+       "strides", "slots"]
+
+
+def read_bounds(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    need = KEY + ["launch_floor_us", "write_floor_us", "move_floor_us"]
+    missing = [c for c in need if rows and c not in rows[0]]
+    if not rows or missing:
+        sys.exit(f"perf_report.py: {path}: not a kvbench bounds CSV "
+                 f"({'no rows' if not rows else 'missing column ' + missing[0]})")
+    return {tuple(r[c] for c in KEY): r for r in rows}
+
+
+def floor_misses(opt, small, floor, peak, bounds=None):
     """The T <= 128 misses against a latency + transfer model: the same shape's T=1 time (one
-    launch, one dependent read, one write) plus the case's bytes at the measured copy peak."""
+    launch, one dependent read, one write) plus the case's bytes at the measured copy peak; with
+    `bounds`, also the fastest plain write and move of the same bytes (`kvbench bounds`)."""
     bar = floor + 0.5
     over = [r for r in small if float(r["median_us"]) > bar]
     if not over:
         return
     one = {tuple(r[c] for c in AXES): float(r["median_us"]) for r in opt if r["num_tokens"] == "1"}
+    extra = " write floor µs | move floor µs |" if bounds is not None else ""
     print(f"\n| T ≤ 128 miss (bar {bar:.2f} µs) | T | µs | T=1 µs | bytes at copy peak µs | "
-          "T=1 + bytes µs | µs over T=1 + bytes |")
-    print("|---|---|---|---|---|---|---|")
+          "T=1 + bytes µs | µs over T=1 + bytes |" + extra)
+    print("|---|---|---|---|---|---|---|" + "---|---|" * (bounds is not None))
     bound, excess, faster, no_t1 = 0, [], 0, 0
+    found, write_over, move_over, bars = 0, 0, 0, set()
     for r in sorted(over, key=lambda r: (shape_name(r), int(r["num_tokens"]))):
         t1 = one.get(tuple(r[c] for c in AXES))
         us, xfer = float(r["median_us"]), float(r["bytes"]) / (peak * 1e3)
+        cells = ""
+        if bounds is not None:
+            b = bounds.get(tuple(r[c] for c in KEY))
+            cells = " | |"
+            if b:
+                found += 1
+                own_bar = float(b["launch_floor_us"]) + 0.5
+                bars.add(round(own_bar, 2))
+                write_over += float(b["write_floor_us"]) > own_bar
+                move_over += float(b["move_floor_us"]) > own_bar
+                cells = f" {float(b['write_floor_us']):.2f} | {float(b['move_floor_us']):.2f} |"
         if t1 is None:  # no T=1 row of that shape in the CSV: listed, no model
             no_t1 += 1
-            print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | | {xfer:.2f} | | |")
+            print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | | {xfer:.2f} | | |" + cells)
             continue
         model = t1 + xfer
         bound += model > bar
@@ -176,13 +212,18 @@ def floor_misses(opt, small, floor, peak):
         if model <= bar:
             excess.append(us - model)
         print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | {t1:.2f} | {xfer:.2f} | "
-              f"{model:.2f} | {us - model:+.2f} |")
+              f"{model:.2f} | {us - model:+.2f} |" + cells)
     print(f"\n{len(over)} misses: {bound} have T=1 + bytes above the bar"
           + (f", {len(excess)} below it (at most {max(excess):+.2f} µs over T=1 + bytes)"
              if excess else "")
           + (f", {no_t1} without a T=1 row" if no_t1 else "")
           + f"; {faster} run faster than T=1 + bytes (a model, not a bound).")
-
+    if bounds is not None:
+        own = "/".join(f"{x:.2f}" for x in sorted(bars)) or "none"
+        print(f"\nFloors (`kvbench bounds`, the fastest of the plain kernels it tries; its own bar "
+              f"{own} µs): {found} of {len(over)} misses found; for {write_over} the fastest write "
+              f"of their output bytes alone takes longer than that bar, for {move_over} the "
+              f"fastest move of their bytes does.")
 
 if __name__ == "__main__":
     sys.exit(main())

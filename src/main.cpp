@@ -19,6 +19,7 @@
 #include "core/progress.hpp"
 #include "core/sweep.hpp"
 #include "kvbench_version.hpp"
+#include "runtime/bounds_runner.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_info.hpp"
@@ -379,6 +380,34 @@ int cmd_flush_study(const std::vector<double>& mib, const Overrides& overrides) 
   return kOk;
 }
 
+// Bad input in RESULTS (unreadable, not a result CSV, a timed row without its bytes) is a usage
+// error (2), as a bad config is; a result that cannot be written is 3.
+int cmd_bounds(const std::string& results_path, const std::string& output,
+               std::int64_t max_tokens, const Overrides& overrides) {
+  RunSettings s;
+  apply(overrides, s);
+  ResultTable results;
+  try {
+    results = read_results(results_path);
+    bound_cases(results, max_tokens);  // refuse bad rows before touching the GPU
+  } catch (const ResultCsvError& e) {
+    std::fprintf(stderr, "kvbench: %s\n", e.what());
+    return kUsage;
+  }
+  open_device();
+  const std::vector<BoundRow> rows =
+      measure_bounds(results, max_tokens, s, [](std::size_t done, std::size_t total) {
+        std::fprintf(stderr, "\rkvbench bounds: %zu/%zu byte splits timed", done, total);
+        if (done == total) std::fprintf(stderr, "\n");
+      });
+  std::string text = bounds_header() + "\n";
+  for (const BoundRow& r : rows) text += bounds_line(r) + "\n";
+  write_file_atomic(output, text);
+  std::printf("%s: %zu rows of num_tokens <= %lld from %s\n", output.c_str(), rows.size(),
+              static_cast<long long>(max_tokens), results_path.c_str());
+  return kOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -442,6 +471,16 @@ int main(int argc, char** argv) {
       ->check(number_in(0, false, 65536));
   add_timing_flags(study, overrides);
 
+  std::string bounds_input;
+  std::int64_t max_tokens = 128;
+  CLI::App* bounds = app.add_subcommand(
+      "bounds", "Time the fastest plain write and move of each small case's bytes (docs/targets.md)");
+  bounds->add_option("results", bounds_input, "Result CSV of `kvbench run`")->required();
+  bounds->add_option("-o,--output", output, "CSV to write")->required();
+  bounds->add_option("--max-tokens", max_tokens, "Cases with num_tokens up to this (default 128)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  add_timing_flags(bounds, overrides);
+
   CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
@@ -468,6 +507,7 @@ int main(int argc, char** argv) {
     validation.save_all = save_all;
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);
+    if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, overrides);
     return cmd_run(config_path, output, overrides, gate_flags, validation, cases);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "kvbench: %s\n", e.what());

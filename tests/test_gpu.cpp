@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "runtime/bound_kernels.hpp"
+#include "runtime/bounds_runner.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
@@ -254,6 +256,86 @@ TEST_F(Gpu, CalibrationIsPlausible) {
     EXPECT_LT(c.measured_peak_gbps, 1.05 * c.theoretical_peak_gbps);
   }
   EXPECT_GE(c.buffer_bytes, std::min(4.0 * static_cast<double>(d.l2_bytes), 256.0 * (1 << 20)));
+}
+
+// `kvbench bounds`' workloads write exactly what bound_kernels.hpp says, and nothing past it.
+TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
+  constexpr std::size_t kCanary = 64;  // words after the written ones, which must stay 0xAB
+  const Stream stream;
+  for (const BoundShape shape : {BoundShape{1, 128}, BoundShape{4, 256}, BoundShape{8, 512}}) {
+    for (const std::size_t read_words : {1ul, 3ul, 4097ul, 65541ul}) {
+      for (const std::size_t write_words : {1ul, 2ul, 4100ul, 65541ul}) {
+        SCOPED_TRACE(std::to_string(shape.per_thread) + "x" + std::to_string(shape.threads) +
+                     " read " + std::to_string(read_words) + " write " +
+                     std::to_string(write_words));
+        const std::size_t words = std::max(read_words, write_words) + kCanary;
+        std::vector<std::uint32_t> src(4 * words);
+        for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint32_t>(3 * i + 1);
+        const DeviceBuffer d_src(16 * words), d_dst(16 * words), sink(4);
+        KVB_CUDA_CHECK(cudaMemcpy(d_src.get(), src.data(), 16 * words, cudaMemcpyHostToDevice));
+        std::vector<std::uint32_t> got(4 * words);
+
+        KVB_CUDA_CHECK(cudaMemset(d_dst.get(), 0xAB, 16 * words));
+        ASSERT_EQ(launch_store16(d_dst.get(), 16 * write_words, shape, stream.get()), cudaSuccess);
+        KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        KVB_CUDA_CHECK(cudaMemcpy(got.data(), d_dst.get(), 16 * words, cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < words; ++i) {
+          const auto w = static_cast<std::uint32_t>(i);
+          const std::uint32_t want[4] = {w, ~w, w, ~w};
+          for (int k = 0; k < 4; ++k)
+            ASSERT_EQ(got[4 * i + k], i < write_words ? want[k] : 0xABABABABu) << "word " << i;
+        }
+
+        KVB_CUDA_CHECK(cudaMemset(d_dst.get(), 0xAB, 16 * words));
+        ASSERT_EQ(launch_move16(d_src.get(), 16 * read_words, d_dst.get(), 16 * write_words, 0,
+                                sink.as<std::uint32_t>(), shape, stream.get()),
+                  cudaSuccess);
+        KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        KVB_CUDA_CHECK(cudaMemcpy(got.data(), d_dst.get(), 16 * words, cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < 4 * words; ++i) {
+          const std::uint32_t want =
+              i >= 4 * write_words ? 0xABABABABu : i < 4 * read_words ? src[i] : 0u;
+          ASSERT_EQ(got[i], want) << "element " << i;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(launch_store16(nullptr, 16, BoundShape{3, 256}, stream.get()), cudaErrorInvalidValue);
+  EXPECT_EQ(launch_store16(nullptr, 16, BoundShape{4, 100}, stream.get()), cudaErrorInvalidValue);
+  EXPECT_EQ(launch_move16(nullptr, 0, nullptr, 0, 0, nullptr, BoundShape{}, stream.get()),
+            cudaErrorInvalidValue);
+}
+
+TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
+  const auto row = [](const std::string& tokens, std::int64_t bytes) {
+    ResultRow r;
+    r.axes = {"reshape_and_cache_flash", "optimized", "s", tokens, "8", "128", "0", "16", "bf16",
+              "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+    r.status = Status::passed;
+    r.timing = Timing{1.0, 0.9, 1.1};
+    r.written_tokens = std::stoll(tokens);
+    r.bytes = bytes;
+    return r;
+  };
+  const std::int64_t per_token = 8 + 2 * 8 * 128 * 4;
+  ResultTable t{"t.csv", {row("1", per_token), row("16", 16 * per_token),
+                          row("16", 16 * per_token), row("1024", 1024 * per_token)}};
+  RunSettings s;
+  s.warmup = 1;
+  s.min_samples = 2;
+  s.min_time_s = 0;
+  s.timeout_s = 0.05;
+  const std::vector<BoundRow> rows = measure_bounds(t, 128, s);
+  ASSERT_EQ(rows.size(), 3u);  // T=1024 is past --max-tokens
+  for (const BoundRow& r : rows) {
+    EXPECT_EQ(r.read_bytes + r.write_bytes, r.bytes);
+    EXPECT_GT(r.launch_floor_us, 0.0);
+    EXPECT_GT(r.write_floor_us, 0.0);
+    EXPECT_GT(r.move_floor_us, 0.0);
+    EXPECT_FALSE(r.write_floor_method.empty());
+    EXPECT_EQ(r.move_floor_method.rfind("move16 t", 0), 0u) << r.move_floor_method;
+  }
+  EXPECT_EQ(rows[1].move_floor_us, rows[2].move_floor_us);  // one split, timed once
 }
 
 }  // namespace

@@ -6,10 +6,7 @@
 #include <stdexcept>
 
 namespace kvbench {
-namespace {
-
-// RFC 4180 quoting for free text; everything else is a plain token.
-std::string quoted(const std::string& s) {
+std::string csv_quoted(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char ch : s) {
@@ -18,6 +15,8 @@ std::string quoted(const std::string& s) {
   }
   return out + '"';
 }
+
+namespace {
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -43,7 +42,7 @@ std::vector<std::string> case_fields(const Case& c) {
   return {
       std::string(to_string(c.kernel)),
       std::string(to_string(c.variant)),
-      quoted(c.sweep),
+      csv_quoted(c.sweep),
       std::to_string(c.num_tokens),
       std::to_string(c.num_heads),
       std::to_string(c.head_dim),
@@ -107,7 +106,7 @@ std::string csv_header() { return join_csv(csv_columns()); }
 std::string csv_line(const Row& r) {
   std::vector<std::string> f = {std::to_string(kSchemaVersion)};
   for (auto& v : case_fields(r.c)) f.push_back(std::move(v));
-  for (auto v : {std::string(to_string(r.status)), quoted(r.reason), std::to_string(r.mismatches),
+  for (auto v : {std::string(to_string(r.status)), csv_quoted(r.reason), std::to_string(r.mismatches),
                  std::to_string(r.written_tokens), std::to_string(r.bytes), r.mode})
     f.push_back(std::move(v));
   if (r.timed) {
@@ -127,7 +126,7 @@ std::string csv_line(const Row& r) {
   } else {
     f.resize(f.size() + kTimingColumns);  // timing columns stay empty for untimed rows
   }
-  f.push_back(quoted(r.device));
+  f.push_back(csv_quoted(r.device));
   f.push_back(r.device_uuid);
   f.push_back(r.git_sha);
   f.push_back(r.git_dirty ? "true" : "false");

@@ -49,6 +49,8 @@ void add_derived(Row& row, double measured_peak_gbps, double theoretical_peak_gb
 const std::vector<std::string>& case_columns();
 std::vector<std::string> case_fields(const Case& c);
 std::string join_csv(const std::vector<std::string>& fields);
+// RFC 4180 quoting for free text (line breaks become spaces); a plain token is returned as is.
+std::string csv_quoted(const std::string& s);
 
 const std::vector<std::string>& csv_columns();
 std::string csv_header();

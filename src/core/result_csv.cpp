@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <tuple>
 
@@ -24,10 +25,11 @@ constexpr std::array<const char*, 16> kAxisColumns = {
     "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
     "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
     "swa",      "kv_interleaved", "strides",  "slots"};
-constexpr std::array<const char*, 8> kOtherColumns = {
-    "schema_version", "status", "reason", "median_us", "p10_us", "p90_us", "device", "device_uuid"};
-// Read when present (the gate's board note), not required.
-constexpr const char* kOptionalColumn = "device_uuid";
+constexpr std::array<const char*, 10> kOtherColumns = {
+    "schema_version", "status",      "reason", "median_us",     "p10_us",
+    "p90_us",         "device",      "device_uuid", "bytes", "written_tokens"};
+// Read when present (the gate's board note, `kvbench bounds`' byte split), not required.
+constexpr std::array<const char*, 3> kOptionalColumns = {"device_uuid", "bytes", "written_tokens"};
 constexpr std::size_t kColumns = kAxisColumns.size() + kOtherColumns.size();
 // Axis columns that hold integers, checked so a garbled value is reported, not keyed.
 constexpr std::array<const char*, 5> kIntegerAxes = {"num_tokens", "num_heads", "head_dim",
@@ -86,8 +88,23 @@ std::optional<double> number(const std::string& text, const std::string& at, con
 }
 
 void check_integer(const std::string& text, const std::string& at, const char* column) {
-  const bool ok = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  const bool ok = !text.empty() && text.size() <= 18 &&
+                  text.find_first_not_of("0123456789") == std::string::npos;
   if (!ok) throw ResultCsvError(at + "column '" + column + "': '" + text + "' is not an integer");
+}
+
+// A non-negative integer, or nothing when the field is empty.
+std::optional<std::int64_t> integer(const std::string& text, const std::string& at,
+                                    const char* column) {
+  if (text.empty()) return std::nullopt;
+  check_integer(text, at, column);
+  return std::stoll(text);
+}
+
+bool optional_column(const char* c) {
+  for (const char* o : kOptionalColumns)
+    if (std::string(o) == c) return true;
+  return false;
 }
 
 // First pass: only schema_version, so a CSV of another schema is refused for that reason and
@@ -134,7 +151,7 @@ ResultTable read_results(const std::string& path) {
       return table;  // zero bytes: no rows
     }
     for (const char* c : names)
-      if (std::string(c) != kOptionalColumn && !in.has_column(c)) throw missing_column(path, c);
+      if (!optional_column(c) && !in.has_column(c)) throw missing_column(path, c);
     Fields f;
     while (std::apply([&](auto&... v) { return in.read_row(v...); }, f)) {
       ResultRow row;
@@ -163,6 +180,8 @@ ResultTable read_results(const std::string& path) {
       }
       row.device = f[n_axes + 6];
       row.device_uuid = f[n_axes + 7];
+      row.bytes = integer(f[n_axes + 8], at, "bytes");
+      row.written_tokens = integer(f[n_axes + 9], at, "written_tokens");
       table.rows.push_back(std::move(row));
     }
   } catch (const io::error::base& e) {

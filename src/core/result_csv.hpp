@@ -3,6 +3,7 @@
 // CSV written by a build that knows other variants still reads.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,7 @@ struct ResultRow {
   Status status = Status::failed;
   std::string reason;
   std::optional<Timing> timing;  // set when the row was timed (median_us not empty)
+  std::optional<std::int64_t> bytes, written_tokens;  // unset when the column is absent or empty
   unsigned line = 0;             // line in its file
 };
 

@@ -1,0 +1,30 @@
+// The plain workloads `kvbench bounds` times beside a case: a write of W bytes and a move that
+// reads R bytes and writes W, in 16-byte vectors. Launched with PDL and waiting for the previous
+// grid before touching memory, as every optimized kernel is, so the comparison is like for like.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kvbench {
+
+// Each thread handles `per_thread` (1, 2, 4 or 8) 16-byte words, `threads` (a multiple of 32, at
+// most 1024) per block, one word per thread per step so that a warp's accesses are contiguous.
+// Byte counts are rounded up to whole 16-byte words; buffers must hold them.
+struct BoundShape {
+  int per_thread = 4, threads = 256;
+};
+
+// dst[i] = {i, ~i, i, ~i} (low 32 bits of the word index i), for every word of `bytes`.
+cudaError_t launch_store16(void* dst, std::size_t bytes, BoundShape shape, cudaStream_t stream);
+
+// Reads every word of src[read_bytes] and writes every word of dst[write_bytes]: word i of dst is
+// word i of src, or zero past the end of src. A read without a matching write is kept by storing
+// to `sink` only when its value equals `never`, which the caller makes impossible.
+cudaError_t launch_move16(const void* src, std::size_t read_bytes, void* dst,
+                          std::size_t write_bytes, std::uint32_t never, std::uint32_t* sink,
+                          BoundShape shape, cudaStream_t stream);
+
+}  // namespace kvbench

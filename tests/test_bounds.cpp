@@ -1,0 +1,107 @@
+// `kvbench bounds`' pure part: which rows of a result CSV it times, and how it splits each case's
+// bytes into read and written (SPEC.md §4), checked against the formulas written out here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "core/bounds.hpp"
+#include "core/csv.hpp"
+#include "core/result_csv.hpp"
+
+namespace kvbench {
+namespace {
+
+const std::string kPerf = std::string(KVBENCH_SOURCE_DIR) + "/results/h200/perf.csv";
+
+// Axis positions of result_axis_columns().
+enum Axis { kKernel, kVariant, kSweep, kT, kH, kD, kRope, kBS, kIn, kOut, kLayout, kScale, kSwa };
+
+std::int64_t size_of_dtype(const std::string& d) {
+  if (d == "f32") return 4;
+  if (d == "bf16" || d == "f16") return 2;
+  return 1;  // fp8
+}
+
+TEST(Bounds, SplitsEverySmallTimedRowOfTheCommittedRun) {
+  const ResultTable t = read_results(kPerf);
+  std::size_t expected = 0;
+  for (const ResultRow& r : t.rows)
+    expected += r.status == Status::passed && r.timing && std::stoll(r.axes[kT]) <= 128;
+  const std::vector<BoundCase> cases = bound_cases(t, 128);
+  ASSERT_EQ(cases.size(), expected);
+  ASSERT_GT(expected, 100u);
+  std::size_t checked_reads = 0;
+  for (const BoundCase& c : cases) {
+    const ResultRow& r = t.rows[c.row];
+    const std::int64_t T = std::stoll(r.axes[kT]), H = std::stoll(r.axes[kH]),
+                       D = std::stoll(r.axes[kD]), in = size_of_dtype(r.axes[kIn]),
+                       out = size_of_dtype(r.axes[kOut]);
+    SCOPED_TRACE("line " + std::to_string(r.line));
+    EXPECT_EQ(c.read_bytes + c.write_bytes, *r.bytes);
+    if (r.axes[kKernel] == "concat_and_cast_mha_k") {
+      const std::int64_t R = std::stoll(r.axes[kRope]);
+      EXPECT_EQ(c.write_bytes, T * H * (D + R) * out);
+      EXPECT_EQ(c.read_bytes, T * H * D * in + T * R * in);  // nope per head, rope once
+      ++checked_reads;
+    } else {
+      EXPECT_EQ(c.write_bytes, *r.written_tokens * 2 * H * D * out);
+      if (r.axes[kSwa] == "false") {  // slot_mapping plus K and V of written tokens
+        EXPECT_EQ(c.read_bytes, 8 * T + *r.written_tokens * 2 * H * D * in);
+        ++checked_reads;
+      }
+    }
+  }
+  EXPECT_GT(checked_reads, 50u);
+  EXPECT_LT(bound_cases(t, 1).size(), expected);
+}
+
+ResultTable one_row(std::optional<std::int64_t> bytes, std::optional<std::int64_t> written) {
+  ResultRow r;
+  r.axes = {"reshape_and_cache_flash", "optimized", "s", "16", "8", "128", "0", "16", "bf16",
+            "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+  r.status = Status::passed;
+  r.timing = Timing{1.0, 0.9, 1.1};
+  r.bytes = bytes;
+  r.written_tokens = written;
+  r.line = 7;
+  return {"r.csv", {r}};
+}
+
+void expect_error(const ResultTable& t, const std::string& fragment) {
+  try {
+    bound_cases(t, 128);
+    ADD_FAILURE() << "expected ResultCsvError";
+  } catch (const ResultCsvError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Bounds, RowsWithoutTheirBytesAreRefusedByFileAndLine) {
+  const std::int64_t out = 16 * 2 * 8 * 128 * 2;
+  EXPECT_EQ(bound_cases(one_row(8 * 16 + 2 * out, 16), 128)[0].write_bytes, out);
+  expect_error(one_row(std::nullopt, 16), "r.csv:7: column 'bytes': empty or absent");
+  expect_error(one_row(100, std::nullopt), "r.csv:7: column 'written_tokens'");
+  expect_error(one_row(out - 1, 16), "r.csv:7: column 'bytes': " + std::to_string(out - 1));
+  ResultTable bad = one_row(2 * out, 16);
+  bad.rows[0].axes[kOut] = "int4";
+  expect_error(bad, "r.csv:7: unknown dtype 'int4'");
+  ResultTable untimed = one_row(std::nullopt, std::nullopt);
+  untimed.rows[0].timing.reset();  // not timed: not selected, so not an error
+  EXPECT_TRUE(bound_cases(untimed, 128).empty());
+}
+
+TEST(Bounds, OutputLinesHaveTheHeadersColumns) {
+  BoundRow r;
+  r.axes = {"a", "b,c", "d", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13"};
+  r.write_floor_method = "store16 t256x4";
+  r.move_floor_method = "move16 t128x8";
+  const std::string line = bounds_line(r);
+  EXPECT_NE(line.find("\"b,c\""), std::string::npos) << line;
+  const auto commas = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
+  EXPECT_EQ(commas(line) - 1, commas(bounds_header()));  // one comma inside the quotes
+}
+
+}  // namespace
+}  // namespace kvbench
