@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Runs on the GPU host: the GPU tests, then `kvbench bounds` over the T <= 128 cases of a result
-# CSV (default results/h200/perf.csv, which travels with the tree), then the report's miss table
-# with the floors. Binaries come from .carry/bin (scripts/pack_gpu.sh); outputs go to $OUT.
+# Runs on the GPU host: the CPU and GPU test binaries, then perf.yaml's `optimized` cases with
+# T <= 128 (kvbench run --case), then `kvbench bounds` over that CSV on the same board, then the
+# report's miss table with the floors. Binaries come from .carry/bin (scripts/pack_gpu.sh);
+# outputs go to $OUT. Exit status 1 if a test, the run or the bounds failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BIN=${BIN:-.carry/bin}
 OUT=${OUT:-results/gpu_bounds}
-RESULTS=${1:-results/h200/perf.csv}
+CONFIG=${1:-configs/perf.yaml}
 mkdir -p "$OUT"
-export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$(mktemp -d)}
+export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$(mktemp -d)} KVBENCH_SOURCE_DIR=$PWD
 status=0
 "$BIN/kvbench" --version
 for t in test_core test_gpu; do
   "$BIN/$t" >"$OUT/$t.log" 2>&1 || status=1
   echo "$t: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$t.log" | tr '\n' ' ')"
 done
-"$BIN/kvbench" bounds "$RESULTS" -o "$OUT/bounds.csv" --min-samples 20 --min-time 0.02 \
-  --timeout 2 || status=1
-cp "$RESULTS.json" "$OUT/" 2>/dev/null
-python3 scripts/perf_report.py "$RESULTS" --bounds "$OUT/bounds.csv" | sed -n '/^| T ≤ 128 miss/,$p'
+mapfile -t cases < <("$BIN/kvbench" list "$CONFIG" --format csv |
+  awk -F, 'NR > 1 && $3 == "optimized" && $5 <= 128 { print "--case"; print $1 }')
+"$BIN/kvbench" run "$CONFIG" "${cases[@]}" -o "$OUT/small.csv" >"$OUT/small.log" 2>&1 || status=1
+echo "kvbench run $CONFIG (T <= 128, optimized): $(tail -1 "$OUT/small.log")"
+"$BIN/kvbench" bounds "$OUT/small.csv" -o "$OUT/bounds.csv" --min-samples 20 --min-time 0.02 \
+  --timeout 2 2>/dev/null || status=1
+python3 scripts/perf_report.py "$OUT/small.csv" --bounds "$OUT/bounds.csv" |
+  sed -n '/^| T ≤ 128 within/p;/^| T ≤ 128 miss/,$p'
 echo "t=${SECONDS}s"
 exit $status

@@ -272,10 +272,12 @@ TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
         std::vector<std::uint32_t> src(4 * words);
         for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint32_t>(3 * i + 1);
         const DeviceBuffer d_src(16 * words), d_dst(16 * words), sink(4);
-        KVB_CUDA_CHECK(cudaMemcpy(d_src.get(), src.data(), 16 * words, cudaMemcpyHostToDevice));
+        // Everything on `stream`, which is non-blocking: legacy-stream copies would race it.
+        KVB_CUDA_CHECK(cudaMemcpyAsync(d_src.get(), src.data(), 16 * words,
+                                       cudaMemcpyHostToDevice, stream.get()));
         std::vector<std::uint32_t> got(4 * words);
 
-        KVB_CUDA_CHECK(cudaMemset(d_dst.get(), 0xAB, 16 * words));
+        KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, 16 * words, stream.get()));
         ASSERT_EQ(launch_store16(d_dst.get(), 16 * write_words, shape, stream.get()), cudaSuccess);
         KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         KVB_CUDA_CHECK(cudaMemcpy(got.data(), d_dst.get(), 16 * words, cudaMemcpyDeviceToHost));
@@ -286,7 +288,7 @@ TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
             ASSERT_EQ(got[4 * i + k], i < write_words ? want[k] : 0xABABABABu) << "word " << i;
         }
 
-        KVB_CUDA_CHECK(cudaMemset(d_dst.get(), 0xAB, 16 * words));
+        KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, 16 * words, stream.get()));
         ASSERT_EQ(launch_move16(d_src.get(), 16 * read_words, d_dst.get(), 16 * write_words, 0,
                                 sink.as<std::uint32_t>(), shape, stream.get()),
                   cudaSuccess);
@@ -330,6 +332,7 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
   for (const BoundRow& r : rows) {
     EXPECT_EQ(r.read_bytes + r.write_bytes, r.bytes);
     EXPECT_GT(r.launch_floor_us, 0.0);
+    EXPECT_GT(r.pdl_launch_floor_us, 0.0);
     EXPECT_GT(r.write_floor_us, 0.0);
     EXPECT_GT(r.move_floor_us, 0.0);
     EXPECT_FALSE(r.write_floor_method.empty());

@@ -61,7 +61,7 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
 
 std::string bounds_header() {
   std::vector<std::string> cols = result_axis_columns();
-  for (const char* c : {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us",
+  for (const char* c : {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us", "pdl_launch_floor_us",
                         "write_floor_us", "write_floor_method", "move_floor_us",
                         "move_floor_method"})
     cols.emplace_back(c);
@@ -72,7 +72,7 @@ std::string bounds_line(const BoundRow& r) {
   std::vector<std::string> f;
   for (const std::string& a : r.axes) f.push_back(csv_quoted(a));
   for (std::string v : {fixed(r.median_us), std::to_string(r.bytes), std::to_string(r.read_bytes),
-                        std::to_string(r.write_bytes), fixed(r.launch_floor_us),
+                        std::to_string(r.write_bytes), fixed(r.launch_floor_us), fixed(r.pdl_launch_floor_us),
                         fixed(r.write_floor_us), csv_quoted(r.write_floor_method), fixed(r.move_floor_us),
                         csv_quoted(r.move_floor_method)})
     f.push_back(std::move(v));

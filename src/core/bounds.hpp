@@ -28,7 +28,8 @@ struct BoundRow {
   std::vector<std::string> axes;
   double median_us = 0;
   std::int64_t bytes = 0, read_bytes = 0, write_bytes = 0;
-  double write_floor_us = 0, move_floor_us = 0, launch_floor_us = 0;
+  double write_floor_us = 0, move_floor_us = 0;
+  double launch_floor_us = 0, pdl_launch_floor_us = 0;  // empty kernel, without and with PDL
   std::string write_floor_method, move_floor_method;
 };
 

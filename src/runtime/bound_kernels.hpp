@@ -17,6 +17,10 @@ struct BoundShape {
   int per_thread = 4, threads = 256;
 };
 
+// An empty kernel launched with PDL: the launch floor of kernels launched as the optimized ones
+// are (the engine's floor, timing::launch_empty, is launched without it).
+cudaError_t launch_empty_pdl(cudaStream_t stream);
+
 // dst[i] = {i, ~i, i, ~i} (low 32 bits of the word index i), for every word of `bytes`.
 cudaError_t launch_store16(void* dst, std::size_t bytes, BoundShape shape, cudaStream_t stream);
 

@@ -59,6 +59,8 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
   const RunSettings& s = settings;
   const double launch_floor =
       measure([](cudaStream_t x) { return timing::launch_empty(x); }, st, s).stats.median_us;
+  const double pdl_launch_floor =
+      measure([](cudaStream_t x) { return launch_empty_pdl(x); }, st, s).stats.median_us;
   std::size_t done = 0;
   for (auto& [split, best] : floors) {
     const auto [read, write] = split;
@@ -95,6 +97,7 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
     b.read_bytes = c.read_bytes;
     b.write_bytes = c.write_bytes;
     b.launch_floor_us = launch_floor;
+    b.pdl_launch_floor_us = pdl_launch_floor;
     b.write_floor_us = write_best.us;
     b.write_floor_method = write_best.method;
     b.move_floor_us = move_best.us;
