@@ -287,15 +287,18 @@ int cmd_run(const std::string& config_path, std::string output, const Overrides&
   meta.cases = indices.size();
   if (!selected.empty()) meta.selected_cases = selected;
 
+  // The floor before the calibration: measured after one in the same process, the graph-mode
+  // floor read 0.94 µs where it reads 0.73 µs otherwise on one H200 (docs/measurement.md).
+  for (const LaunchFloor& f : measure_launch_floor(settings)) {
+    meta.launch_floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz});
+    std::printf("launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
+                "SM clock %.0f MHz)\n",
+                std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
+                f.m.stats.p90_us, f.m.stats.samples, f.m.sm_clock_mhz);
+  }
   const CalibrationResult cal = load_or_calibrate(details, false);
   meta.calibration = cal.calibration;
   print_calibration(cal);
-  for (const LaunchFloor& f : measure_launch_floor(settings)) {
-    meta.launch_floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample});
-    std::printf("launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples)\n",
-                std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
-                f.m.stats.p90_us, f.m.stats.samples);
-  }
   std::fflush(stdout);
   write_file_atomic(sidecar, metadata_to_json(meta));
 
@@ -400,8 +403,14 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
         std::fprintf(stderr, "\rkvbench bounds: %zu/%zu byte splits timed", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       });
+  const DeviceDetails d = device_details();
   std::string text = bounds_header() + "\n";
-  for (const BoundRow& r : rows) text += bounds_line(r) + "\n";
+  for (BoundRow r : rows) {
+    r.device = d.name;
+    r.device_uuid = d.uuid;
+    r.git_sha = std::string(kGitSha) + (kGitDirty ? "+dirty" : "");
+    text += bounds_line(r) + "\n";
+  }
   write_file_atomic(output, text);
   std::printf("%s: %zu rows of num_tokens <= %lld from %s\n", output.c_str(), rows.size(),
               static_cast<long long>(max_tokens), results_path.c_str());
@@ -474,7 +483,8 @@ int main(int argc, char** argv) {
   std::string bounds_input;
   std::int64_t max_tokens = 128;
   CLI::App* bounds = app.add_subcommand(
-      "bounds", "Time the fastest plain write and move of each small case's bytes (docs/targets.md)");
+      "bounds",
+      "Time the fastest plain write and move of each small case's bytes (docs/targets.md)");
   bounds->add_option("results", bounds_input, "Result CSV of `kvbench run`")->required();
   bounds->add_option("-o,--output", output, "CSV to write")->required();
   bounds->add_option("--max-tokens", max_tokens, "Cases with num_tokens up to this (default 128)")

@@ -59,8 +59,22 @@ TEST(Bounds, SplitsEverySmallTimedRowOfTheCommittedRun) {
 
 ResultTable one_row(std::optional<std::int64_t> bytes, std::optional<std::int64_t> written) {
   ResultRow r;
-  r.axes = {"reshape_and_cache_flash", "optimized", "s", "16", "8", "128", "0", "16", "bf16",
-            "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+  r.axes = {"reshape_and_cache_flash",
+            "optimized",
+            "s",
+            "16",
+            "8",
+            "128",
+            "0",
+            "16",
+            "bf16",
+            "bf16",
+            "nhd",
+            "none",
+            "false",
+            "false",
+            "contiguous",
+            "random"};
   r.status = Status::passed;
   r.timing = Timing{1.0, 0.9, 1.1};
   r.bytes = bytes;

@@ -255,6 +255,63 @@ class PerfReport(unittest.TestCase):
         self.assertIn(f"; {faster} run faster than T=1 + bytes", summary[0])
 
 
+class PerfReportBounds(unittest.TestCase):
+    """--bounds: the committed `kvbench bounds` run beside the small cases it was timed with."""
+
+    CSV = os.path.join(ROOT, "results", "h200", "perf_small.csv")
+    BOUNDS = os.path.join(ROOT, "results", "h200", "bounds.csv")
+
+    def report(self, *extra):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               self.CSV, *extra], capture_output=True, text=True)
+
+    def test_floor_cells_and_counts_equal_the_bounds_csv(self):
+        done = self.report("--bounds", self.BOUNDS)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        with open(self.BOUNDS, newline="") as f:
+            bounds = {(r["sweep"], r["num_tokens"], r["num_heads"], r["head_dim"], r["in_dtype"],
+                       r["out_dtype"], r["layout"], r["scale"], r["swa"], r["strides"],
+                       r["block_size"]): r
+                      for r in csv.DictReader(f) if r["variant"] == "optimized"}
+        with open(self.CSV + ".json") as f:
+            bar = json.load(f)["launch_floor_us"]["graph"]["median_us"] + 0.5
+        with open(self.CSV, newline="") as f:
+            misses = [r for r in csv.DictReader(f) if r["variant"] == "optimized"
+                      and r["status"] == "passed" and float(r["median_us"]) > bar]
+        expected, write_over, move_over = [], 0, 0
+        for r in misses:
+            b = bounds[(r["sweep"], r["num_tokens"], r["num_heads"], r["head_dim"], r["in_dtype"],
+                        r["out_dtype"], r["layout"], r["scale"], r["swa"], r["strides"],
+                        r["block_size"])]
+            own_bar = float(b["launch_floor_us"]) + 0.5
+            write_over += float(b["write_floor_us"]) > own_bar
+            move_over += float(b["move_floor_us"]) > own_bar
+            expected.append((r["num_tokens"], f"{float(r['median_us']):.2f}",
+                             f"{float(b['write_floor_us']):.2f}", f"{float(b['move_floor_us']):.2f}"))
+        title = [i for i, line in enumerate(lines) if line.startswith("| T ≤ 128 miss (bar ")]
+        self.assertEqual(len(title), 1, done.stdout)
+        table = []
+        for line in lines[title[0] + 2:]:
+            if not line.startswith("|"):
+                break
+            c = [x.strip() for x in line.strip("|").split("|")]
+            table.append((c[1], c[2], c[-2], c[-1]))
+        self.assertGreater(len(expected), 0)
+        self.assertEqual(sorted(table), sorted(expected))
+        summary = [line for line in lines if line.startswith("Floors (")]
+        self.assertEqual(len(summary), 1)
+        self.assertIn(f": {len(expected)} of {len(expected)} misses found; for {write_over} the "
+                      f"fastest write", summary[0])
+        self.assertIn(f"for {move_over} the fastest move", summary[0])
+
+    def test_a_file_that_is_not_a_bounds_csv_is_refused_by_name(self):
+        done = self.report("--bounds", self.CSV)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("perf_small.csv: not a kvbench bounds CSV (missing column launch_floor_us)",
+                      done.stderr)
+
+
 class PerfReportPair(unittest.TestCase):
     """--pair: the tables of the committed slot_order run, optimized beside slot_order."""
 

@@ -43,8 +43,12 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
       const std::int64_t H = std::stoll(r.axes[heads]), D = std::stoll(r.axes[dim]);
       const auto out_size = static_cast<std::int64_t>(size_of(from_string<DType>(r.axes[out])));
       switch (from_string<Kernel>(r.axes[kernel])) {
-        case Kernel::concat_mla_k: elems = T * H * (D + std::stoll(r.axes[rope])); break;
-        case Kernel::cache_write: elems = *r.written_tokens * 2 * H * D; break;
+        case Kernel::concat_mla_k:
+          elems = T * H * (D + std::stoll(r.axes[rope]));
+          break;
+        case Kernel::cache_write:
+          elems = *r.written_tokens * 2 * H * D;
+          break;
       }
       elems *= out_size;
     } catch (const std::invalid_argument& e) {
@@ -61,9 +65,9 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
 
 std::string bounds_header() {
   std::vector<std::string> cols = result_axis_columns();
-  for (const char* c : {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us", "pdl_launch_floor_us",
-                        "write_floor_us", "write_floor_method", "move_floor_us",
-                        "move_floor_method"})
+  for (const char* c : {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us",
+                        "pdl_launch_floor_us", "write_floor_us", "write_floor_method",
+                        "move_floor_us", "move_floor_method", "device", "device_uuid", "git_sha"})
     cols.emplace_back(c);
   return join_csv(cols);
 }
@@ -71,10 +75,12 @@ std::string bounds_header() {
 std::string bounds_line(const BoundRow& r) {
   std::vector<std::string> f;
   for (const std::string& a : r.axes) f.push_back(csv_quoted(a));
-  for (std::string v : {fixed(r.median_us), std::to_string(r.bytes), std::to_string(r.read_bytes),
-                        std::to_string(r.write_bytes), fixed(r.launch_floor_us), fixed(r.pdl_launch_floor_us),
-                        fixed(r.write_floor_us), csv_quoted(r.write_floor_method), fixed(r.move_floor_us),
-                        csv_quoted(r.move_floor_method)})
+  for (std::string v :
+       {fixed(r.median_us), std::to_string(r.bytes), std::to_string(r.read_bytes),
+        std::to_string(r.write_bytes), fixed(r.launch_floor_us), fixed(r.pdl_launch_floor_us),
+        fixed(r.write_floor_us), csv_quoted(r.write_floor_method), fixed(r.move_floor_us),
+        csv_quoted(r.move_floor_method), csv_quoted(r.device), csv_quoted(r.device_uuid),
+        csv_quoted(r.git_sha)})
     f.push_back(std::move(v));
   return join_csv(f);
 }

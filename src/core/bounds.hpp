@@ -31,6 +31,7 @@ struct BoundRow {
   double write_floor_us = 0, move_floor_us = 0;
   double launch_floor_us = 0, pdl_launch_floor_us = 0;  // empty kernel, without and with PDL
   std::string write_floor_method, move_floor_method;
+  std::string device, device_uuid, git_sha;  // where and with what the floors were timed
 };
 
 std::string bounds_header();

@@ -106,7 +106,8 @@ std::string csv_header() { return join_csv(csv_columns()); }
 std::string csv_line(const Row& r) {
   std::vector<std::string> f = {std::to_string(kSchemaVersion)};
   for (auto& v : case_fields(r.c)) f.push_back(std::move(v));
-  for (auto v : {std::string(to_string(r.status)), csv_quoted(r.reason), std::to_string(r.mismatches),
+  for (auto v : {std::string(to_string(r.status)), csv_quoted(r.reason),
+                 std::to_string(r.mismatches),
                  std::to_string(r.written_tokens), std::to_string(r.bytes), r.mode})
     f.push_back(std::move(v));
   if (r.timed) {

@@ -23,6 +23,7 @@ std::string metadata_to_json(const RunMetadata& m) {
   for (const auto& f : m.launch_floor) {
     J e = stats_json(f.stats);
     e["launches_per_sample"] = f.launches_per_sample;
+    e["sm_clock_mhz"] = f.sm_clock_mhz;
     floor[std::string(to_string(f.mode))] = e;
   }
   J j = {

@@ -33,6 +33,7 @@ struct FloorEntry {
   TimingMode mode = TimingMode::graph;
   Stats stats;
   int launches_per_sample = 1;
+  double sm_clock_mhz = 0;  // probed around the samples; 0: unknown
 };
 
 struct RunMetadata {

@@ -1,6 +1,5 @@
-#include "runtime/bound_kernels.hpp"
-
 #include "kernels/vec.cuh"
+#include "runtime/bound_kernels.hpp"
 
 namespace kvbench {
 namespace {
@@ -29,8 +28,8 @@ __global__ void store16_kernel(uint4* __restrict__ dst, std::size_t words) {
 
 template <int K>
 __global__ void move16_kernel(const uint4* __restrict__ src, std::size_t read_words,
-                              uint4* __restrict__ dst, std::size_t write_words,
-                              std::uint32_t never, std::uint32_t* sink) {
+                              uint4* __restrict__ dst, std::size_t write_words, std::uint32_t never,
+                              std::uint32_t* sink) {
   pdl_launch_dependents();
   pdl_wait();
   const std::size_t base = blockIdx.x * static_cast<std::size_t>(blockDim.x) * K + threadIdx.x;
@@ -77,10 +76,14 @@ cudaError_t launch_store16(void* dst, std::size_t bytes, BoundShape shape, cudaS
   auto* d = static_cast<uint4*>(dst);
   const dim3 grid(blocks), block(static_cast<unsigned>(shape.threads));
   switch (shape.per_thread) {
-    case 1: return launch_pdl(store16_kernel<1>, grid, block, stream, d, words);
-    case 2: return launch_pdl(store16_kernel<2>, grid, block, stream, d, words);
-    case 4: return launch_pdl(store16_kernel<4>, grid, block, stream, d, words);
-    default: return launch_pdl(store16_kernel<8>, grid, block, stream, d, words);
+    case 1:
+      return launch_pdl(store16_kernel<1>, grid, block, stream, d, words);
+    case 2:
+      return launch_pdl(store16_kernel<2>, grid, block, stream, d, words);
+    case 4:
+      return launch_pdl(store16_kernel<4>, grid, block, stream, d, words);
+    default:
+      return launch_pdl(store16_kernel<8>, grid, block, stream, d, words);
   }
 }
 
@@ -94,10 +97,14 @@ cudaError_t launch_move16(const void* src, std::size_t read_bytes, void* dst,
   auto* d = static_cast<uint4*>(dst);
   const dim3 grid(blocks), block(static_cast<unsigned>(shape.threads));
   switch (shape.per_thread) {
-    case 1: return launch_pdl(move16_kernel<1>, grid, block, stream, s, rw, d, ww, never, sink);
-    case 2: return launch_pdl(move16_kernel<2>, grid, block, stream, s, rw, d, ww, never, sink);
-    case 4: return launch_pdl(move16_kernel<4>, grid, block, stream, s, rw, d, ww, never, sink);
-    default: return launch_pdl(move16_kernel<8>, grid, block, stream, s, rw, d, ww, never, sink);
+    case 1:
+      return launch_pdl(move16_kernel<1>, grid, block, stream, s, rw, d, ww, never, sink);
+    case 2:
+      return launch_pdl(move16_kernel<2>, grid, block, stream, s, rw, d, ww, never, sink);
+    case 4:
+      return launch_pdl(move16_kernel<4>, grid, block, stream, s, rw, d, ww, never, sink);
+    default:
+      return launch_pdl(move16_kernel<8>, grid, block, stream, s, rw, d, ww, never, sink);
   }
 }
 

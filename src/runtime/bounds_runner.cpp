@@ -78,12 +78,14 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
               measure([&](cudaStream_t x) { return launch_store16(dst.get(), w, shape, x); }, st, s)
                   .stats.median_us,
               "store16 " + shape_name(shape));
-        move_best.consider(
-            measure([&](cudaStream_t x) {
-              return launch_move16(src.get(), r, dst.get(), w, never, sink.as<std::uint32_t>(),
-                                   shape, x);
-            }, st, s).stats.median_us,
-            "move16 " + shape_name(shape));
+        move_best.consider(measure(
+                               [&](cudaStream_t x) {
+                                 return launch_move16(src.get(), r, dst.get(), w, never,
+                                                      sink.as<std::uint32_t>(), shape, x);
+                               },
+                               st, s)
+                               .stats.median_us,
+                           "move16 " + shape_name(shape));
       }
     if (progress) progress(++done, floors.size());
   }
