@@ -72,35 +72,68 @@ __global__ void __launch_bounds__(kOptThreads)
 constexpr int k2DThreads = 512;  // the most a 2-D block is launched with
 constexpr int k2DTarget = 256;   // threads a 2-D block is given, at most
 
+// The 2-D kernel's arguments: ConcatArgs' pointers and strides, with indices of type I: int
+// where every element offset of the launch fits in 31 bits (concat_fits_int32), else int64. At
+// T=1, H=128 (bf16) the int64 version of this kernel took 0.93 us, one with int32 indices on a
+// 48-byte argument 0.845 us, a plain 16-byte copy of the same bytes 0.76 us: in a one-wave launch
+// the address arithmetic before the first load is on the critical path (docs/perf-notes.md v15).
+template <class I>
+struct Concat2DArgs {
+  const void* k_nope;
+  const void* k_rope;
+  void* k;
+  I num_tokens, nope_s0, nope_s1, rope_s0, k_s0, k_s1;
+};
+
+// Whether every element offset a launch computes fits in int32 (strides non-negative).
+bool concat_fits_int32(const ConcatArgs& a) {
+  return offsets_fit_int32(a.num_tokens, a.nope_s0, a.nope_s1, a.num_heads, a.nope_dim) &&
+         offsets_fit_int32(a.num_tokens, a.rope_s0, 0, 1, a.rope_dim) &&
+         offsets_fit_int32(a.num_tokens, a.k_s0, a.k_s1, a.num_heads, a.nope_dim + a.rope_dim);
+}
+
+template <class I>
+Concat2DArgs<I> concat_2d_args(const ConcatArgs& a) {
+  return {a.k_nope,
+          a.k_rope,
+          a.k,
+          static_cast<I>(a.num_tokens),
+          static_cast<I>(a.nope_s0),
+          static_cast<I>(a.nope_s1),
+          static_cast<I>(a.rope_s0),
+          static_cast<I>(a.k_s0),
+          static_cast<I>(a.k_s1)};
+}
+
 // (vector in head, head, token) tiling: blockDim = (NOPE+ROPE vectors, heads, tokens), so an
 // item's coordinates are its thread and block indices; the one division, of the block index
 // into (token block, head block), is the same for the whole block. Each thread moves UNROLL
 // tokens blockDim.z apart, their loads issued before their stores.
-template <class In, class Out, int V, int UNROLL>
+template <class In, class Out, int V, int UNROLL, class I>
 __global__ void __launch_bounds__(k2DThreads)
-    concat_2d(ConcatArgs a, int nope_vecs, FastDiv head_blocks) {
+    concat_2d(Concat2DArgs<I> a, int nope_vecs, FastDiv head_blocks) {
   pdl_launch_dependents();  // launched with PDL
   pdl_wait();               // inputs may come from the previous kernel
   const std::uint32_t token_block = head_blocks.div(blockIdx.x);
   const std::uint32_t head_block = blockIdx.x - token_block * head_blocks.divisor();
   const int j = static_cast<int>(threadIdx.x);
-  const std::int64_t h = static_cast<std::int64_t>(head_block) * blockDim.y + threadIdx.y;
-  const std::int64_t t0 =
-      static_cast<std::int64_t>(token_block) * (blockDim.z * UNROLL) + threadIdx.z;
+  const I h = static_cast<I>(head_block) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y);
+  const I t0 = static_cast<I>(token_block) * static_cast<I>(blockDim.z * UNROLL) +
+               static_cast<I>(threadIdx.z);
   const bool is_nope = j < nope_vecs;
-  const std::int64_t src_s0 = is_nope ? a.nope_s0 : a.rope_s0;
+  const I src_s0 = is_nope ? a.nope_s0 : a.rope_s0;
   const In* src = is_nope ? static_cast<const In*>(a.k_nope) + (h * a.nope_s1 + j * V)
                           : static_cast<const In*>(a.k_rope) + (j - nope_vecs) * V;
   Out* dst = static_cast<Out*>(a.k) + (h * a.k_s1 + j * V);
   Vec<In, V> x[UNROLL];
 #pragma unroll
   for (int k = 0; k < UNROLL; ++k) {
-    const std::int64_t t = t0 + k * blockDim.z;
+    const I t = t0 + k * static_cast<I>(blockDim.z);
     if (t < a.num_tokens) x[k] = load_vec<In, V>(src + t * src_s0);
   }
 #pragma unroll
   for (int k = 0; k < UNROLL; ++k) {
-    const std::int64_t t = t0 + k * blockDim.z;
+    const I t = t0 + k * static_cast<I>(blockDim.z);
     if (t < a.num_tokens) store_vec(dst + t * a.k_s0, cast_vec<Out>(x[k]));
   }
 }
@@ -187,8 +220,12 @@ bool concat_vec_ok(const ConcatArgs& a, int n, int in_bytes, int out_bytes) {
 // launch uses PDL.
 template <class In, class Out, int V, int UNROLL>
 cudaError_t launch_2d(const ConcatArgs& a, const Tile2D& tile, int nope_vecs, cudaStream_t stream) {
-  return launch_pdl(concat_2d<In, Out, V, UNROLL>, tile.grid(), tile.block(), stream, a, nope_vecs,
-                    FastDiv(tile.head_blocks));
+  const FastDiv head_blocks(tile.head_blocks);
+  if (concat_fits_int32(a))
+    return launch_pdl(concat_2d<In, Out, V, UNROLL, int>, tile.grid(), tile.block(), stream,
+                      concat_2d_args<int>(a), nope_vecs, head_blocks);
+  return launch_pdl(concat_2d<In, Out, V, UNROLL, std::int64_t>, tile.grid(), tile.block(), stream,
+                    concat_2d_args<std::int64_t>(a), nope_vecs, head_blocks);
 }
 
 // Whether the 2-D tiling in V-element vectors runs in one wave.
@@ -196,7 +233,7 @@ template <class In, class Out, int V>
 bool concat_one_wave(const ConcatArgs& a) {
   const Tile2D tile(a.num_tokens, a.num_heads, (a.nope_dim + a.rope_dim) / V, k2DTarget, 1);
   return tile.ok() &&
-         one_wave(tile.blocks(), resident_blocks<concat_2d<In, Out, V, 1>>(tile.threads()));
+         one_wave(tile.blocks(), resident_blocks<concat_2d<In, Out, V, 1, std::int64_t>>(tile.threads()));
 }
 
 template <class In, class Out, int V>

@@ -1,6 +1,6 @@
-// Division by a divisor fixed at launch, for the index arithmetic of the optimized kernels: a
-// 32-bit division by a runtime value is a long instruction sequence, this is one wide multiply
-// and a shift. Plain C++ so that the CPU tests can check it.
+// Index arithmetic of the optimized kernels: division by a divisor fixed at launch (a 32-bit
+// division by a runtime value is a long instruction sequence, this is one wide multiply and a
+// shift), and the test for 32-bit element offsets. Plain C++ so that the CPU tests can check it.
 #pragma once
 
 #include <cstdint>
@@ -35,5 +35,17 @@ class FastDiv {
   std::uint32_t d_ = 1, m_ = 1u << 31;
   int shift_ = 31;
 };
+
+// Whether every element offset t·s0 + h·s1 + d of a [tokens, heads, dim] view (t < tokens,
+// h < heads, d < dim) with non-negative strides, and every token index up to tokens + 1024 (a
+// kernel's last, guarded, block), fits in int32.
+inline bool offsets_fit_int32(std::int64_t tokens, std::int64_t s0, std::int64_t s1,
+                              std::int64_t heads, std::int64_t dim) {
+  constexpr std::int64_t kMax = 0x7fffffff;
+  if (tokens < 1 || heads < 1 || dim < 1 || tokens > kMax - 1024) return false;
+  if (s0 < 0 || s1 < 0 || s0 > kMax || s1 > kMax || heads > kMax || dim > kMax) return false;
+  // Each term is below 2^62, so the sum cannot overflow int64.
+  return (tokens - 1) * s0 + (heads - 1) * s1 + (dim - 1) <= kMax;
+}
 
 }  // namespace kvbench::kernels
