@@ -193,12 +193,12 @@ __global__ void __launch_bounds__(kOptThreads,
   int u;
   cursor.locate(static_cast<int>(threadIdx.x), t, u);
   pdl_launch_dependents();  // launched with PDL
-  pdl_wait();               // inputs may come from the previous kernel
   if (t >= a.num_tokens) return;
   const auto h = static_cast<int>(vecs_per_head.div(static_cast<std::uint32_t>(u)));
   const int d = (u - h * static_cast<int>(vecs_per_head.divisor())) * V;
   const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
+  pdl_wait_after(key, value);  // inputs may come from the previous kernel
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
   // store would otherwise wait for it.

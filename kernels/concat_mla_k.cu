@@ -113,29 +113,27 @@ template <class In, class Out, int V, int UNROLL, class I>
 __global__ void __launch_bounds__(k2DThreads)
     concat_2d(Concat2DArgs<I> a, int nope_vecs, FastDiv head_blocks) {
   pdl_launch_dependents();  // launched with PDL
-  pdl_wait();               // inputs may come from the previous kernel
   const std::uint32_t token_block = head_blocks.div(blockIdx.x);
   const std::uint32_t head_block = blockIdx.x - token_block * head_blocks.divisor();
   const int j = static_cast<int>(threadIdx.x);
   const I h = static_cast<I>(head_block) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y);
   const I t0 = static_cast<I>(token_block) * static_cast<I>(blockDim.z * UNROLL) +
                static_cast<I>(threadIdx.z);
+  const I dt = static_cast<I>(blockDim.z);
   const bool is_nope = j < nope_vecs;
   const I src_s0 = is_nope ? a.nope_s0 : a.rope_s0;
-  const In* src = is_nope ? static_cast<const In*>(a.k_nope) + (h * a.nope_s1 + j * V)
-                          : static_cast<const In*>(a.k_rope) + (j - nope_vecs) * V;
-  Out* dst = static_cast<Out*>(a.k) + (h * a.k_s1 + j * V);
+  const In* src = (is_nope ? static_cast<const In*>(a.k_nope) + (h * a.nope_s1 + j * V)
+                           : static_cast<const In*>(a.k_rope) + (j - nope_vecs) * V) +
+                  t0 * src_s0;
+  Out* dst = static_cast<Out*>(a.k) + (h * a.k_s1 + j * V + t0 * a.k_s0);
+  pdl_wait_after(src, dst);  // inputs may come from the previous kernel
   Vec<In, V> x[UNROLL];
 #pragma unroll
-  for (int k = 0; k < UNROLL; ++k) {
-    const I t = t0 + k * static_cast<I>(blockDim.z);
-    if (t < a.num_tokens) x[k] = load_vec<In, V>(src + t * src_s0);
-  }
+  for (int k = 0; k < UNROLL; ++k)
+    if (t0 + k * dt < a.num_tokens) x[k] = load_vec<In, V>(src + k * dt * src_s0);
 #pragma unroll
-  for (int k = 0; k < UNROLL; ++k) {
-    const I t = t0 + k * static_cast<I>(blockDim.z);
-    if (t < a.num_tokens) store_vec(dst + t * a.k_s0, cast_vec<Out>(x[k]));
-  }
+  for (int k = 0; k < UNROLL; ++k)
+    if (t0 + k * dt < a.num_tokens) store_vec(dst + k * dt * a.k_s0, cast_vec<Out>(x[k]));
 }
 
 constexpr int kWalkThreads = 512;

@@ -36,16 +36,16 @@ class FastDiv {
   int shift_ = 31;
 };
 
-// Whether every element offset t·s0 + h·s1 + d of a [tokens, heads, dim] view (t < tokens,
-// h < heads, d < dim) with non-negative strides, and every token index up to tokens + 1024 (a
-// kernel's last, guarded, block), fits in int32.
+// Whether every element offset t·s0 + h·s1 + d of a [tokens, heads, dim] view with non-negative
+// strides fits in int32, for h < heads, d < dim and t up to tokens + 1023: a kernel's last block
+// may form (without using) addresses of up to 1024 tokens past the end.
 inline bool offsets_fit_int32(std::int64_t tokens, std::int64_t s0, std::int64_t s1,
                               std::int64_t heads, std::int64_t dim) {
-  constexpr std::int64_t kMax = 0x7fffffff;
-  if (tokens < 1 || heads < 1 || dim < 1 || tokens > kMax - 1024) return false;
+  constexpr std::int64_t kMax = 0x7fffffff, kPast = 1024;
+  if (tokens < 1 || heads < 1 || dim < 1 || tokens > kMax - kPast) return false;
   if (s0 < 0 || s1 < 0 || s0 > kMax || s1 > kMax || heads > kMax || dim > kMax) return false;
   // Each term is below 2^62, so the sum cannot overflow int64.
-  return (tokens - 1) * s0 + (heads - 1) * s1 + (dim - 1) <= kMax;
+  return (tokens + kPast - 1) * s0 + (heads - 1) * s1 + (dim - 1) <= kMax;
 }
 
 }  // namespace kvbench::kernels

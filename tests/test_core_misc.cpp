@@ -190,23 +190,26 @@ TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
   EXPECT_EQ(wrong, 0);
 }
 
-// kernels/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a view
-// reaches is (T-1)·s0 + (H-1)·s1 + D-1; it must stay at or below INT32_MAX.
+// kernels/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a kernel
+// may form is (T+1023)·s0 + (H-1)·s1 + D-1; it must stay at or below INT32_MAX.
 TEST(OffsetsFitInt32, AcceptsUpToInt32MaxAndRejectsPastIt) {
   using kvbench::kernels::offsets_fit_int32;
   constexpr std::int64_t kMax = 0x7fffffff;
   EXPECT_TRUE(offsets_fit_int32(1, 0, 0, 1, 1));
   // concat's output at T=65536, H=128, NOPE+ROPE=192 (perf.yaml's largest): 1.6e9 elements.
   EXPECT_TRUE(offsets_fit_int32(65536, 128 * 192, 192, 128, 192));
-  // Exactly at the limit, and one element past it.
-  EXPECT_TRUE(offsets_fit_int32(2, kMax - 9, 1, 5, 6));   // (kMax-9) + 4 + 5 = kMax
-  EXPECT_FALSE(offsets_fit_int32(2, kMax - 9, 1, 5, 7));  // kMax + 1
-  EXPECT_FALSE(offsets_fit_int32(3, std::int64_t{1} << 30, 0, 1, 1));  // 2^31
-  // Strides that wrap or could not be held, negative strides, empty or huge token counts.
+  // Exactly at the limit, and one element past it: 1024·(2^21-1) + 4·2 + 1015 = INT32_MAX.
+  EXPECT_TRUE(offsets_fit_int32(1, (1 << 21) - 1, 2, 5, 1016));
+  EXPECT_FALSE(offsets_fit_int32(1, (1 << 21) - 1, 2, 5, 1017));
+  EXPECT_FALSE(offsets_fit_int32(1, 1 << 21, 0, 1, 1));  // 1024·2^21 = 2^31
+  // The heads' term alone past the limit.
+  EXPECT_TRUE(offsets_fit_int32(1, 0, 1 << 20, 2048, 1 << 20));
+  EXPECT_FALSE(offsets_fit_int32(1, 0, 1 << 20, 2048, (1 << 20) + 1));
+  // Strides that could not be held, negative strides, empty or huge token counts.
   EXPECT_FALSE(offsets_fit_int32(1, kMax + 1, 0, 1, 1));
   EXPECT_FALSE(offsets_fit_int32(1, -1, 0, 1, 1));
   EXPECT_FALSE(offsets_fit_int32(4, 1, -8, 2, 8));
   EXPECT_FALSE(offsets_fit_int32(0, 1, 1, 1, 1));
-  EXPECT_FALSE(offsets_fit_int32(kMax - 1000, 0, 0, 1, 1));  // token indices near the top
+  EXPECT_FALSE(offsets_fit_int32(kMax - 1000, 0, 0, 1, 1));
   EXPECT_FALSE(offsets_fit_int32(std::int64_t{1} << 40, 1 << 20, 0, 1, 1));  // no int64 wrap
 }
