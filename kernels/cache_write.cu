@@ -121,19 +121,19 @@ __device__ __forceinline__ void load_scales(const CacheWriteArgs& a, int h, floa
   vs = __ldg(a.v_scale + si);
 }
 
-// Stores one item's K and V vectors (converted, scaled when `scaled`) at head h, element d of
-// physical slot `slot`: the end of both `optimized` and `slot_order` kernels. FAST_FIRST scaled
+// Stores one item's K and V vectors (converted, scaled when `scaled`) at offset `hd` (head h,
+// element d: h·head_stride + d) of physical slot `slot`: the end of both `optimized` and `slot_order` kernels. FAST_FIRST scaled
 // writes store Divisor's fast quotients before testing its range (store_scaled_pair); only the
 // optimized variant's scaled kernels do (measured there, docs/perf-notes.md v11; slot_order's
 // path was not measured with it).
 template <class Out, bool FAST_FIRST, class In, int V>
 __device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv block_div,
-                                           std::int64_t slot, int h, int d, const Vec<In, V>& kx,
+                                           std::int64_t slot, std::int64_t hd, const Vec<In, V>& kx,
                                            const Vec<In, V>& vx, bool scaled, float ks, float vs,
                                            const In* key, const In* value) {
   std::int64_t b, o;
   split_slot(slot, a.block_size, block_div, b, o);
-  const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
+  const std::int64_t dst = b * a.block_stride + o * a.slot_stride + hd;
   Out* kc = static_cast<Out*>(a.key_cache) + dst;
   Out* vc = static_cast<Out*>(a.value_cache) + dst;
   if (scaled) {  // one reciprocal per thread and tensor, not one division per element
@@ -198,7 +198,8 @@ __global__ void __launch_bounds__(kOptThreads,
   const int d = (u - h * static_cast<int>(vecs_per_head.divisor())) * V;
   const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
-  pdl_wait_after(key, value);  // inputs may come from the previous kernel
+  const std::int64_t hd = h * a.head_stride + d;  // the item's offset within its slot
+  pdl_wait_after(key, value, hd);  // inputs may come from the previous kernel
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
   // store would otherwise wait for it.
@@ -234,7 +235,7 @@ __global__ void __launch_bounds__(kOptThreads,
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  store_item<Out, SCALED>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs, key, value);
+  store_item<Out, SCALED>(a, block_div, slot, hd, kx, vx, scaled, ks, vs, key, value);
 }
 
 // Whether every access of the optimized variant can be `n` elements wide.
@@ -356,7 +357,8 @@ __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 
     const bool scaled = SCALED || a.scale != ScaleMode::none;
     float ks = 1.0f, vs = 1.0f;
     if (scaled) load_scales(a, h, ks, vs);
-    store_item<Out, false>(a, block_div, slot, h, d, kx, vx, scaled, ks, vs, key, value);
+    store_item<Out, false>(a, block_div, slot, h * a.head_stride + d, kx, vx, scaled, ks, vs, key,
+                           value);
   }
   __syncthreads();  // every item has read its slot's entry
   for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))

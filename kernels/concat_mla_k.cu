@@ -147,7 +147,6 @@ template <class In, class Out, int V, int UNROLL, bool LATE_TRIGGER>
 __global__ void __launch_bounds__(kWalkThreads)
     concat_walk(ConcatArgs a, int nope_vecs, FastDiv head_vecs, int per_token) {
   if constexpr (!LATE_TRIGGER) pdl_launch_dependents();  // launched with PDL
-  pdl_wait();  // inputs may come from the previous kernel
   const int u = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (u >= per_token) return;  // exiting threads count as triggered
   const auto h = static_cast<int>(head_vecs.div(static_cast<std::uint32_t>(u)));
@@ -160,6 +159,7 @@ __global__ void __launch_bounds__(kWalkThreads)
   src += t0 * src_s0;
   Out* dst = static_cast<Out*>(a.k) + (h * a.k_s1 + j * V + t0 * a.k_s0);
   const std::int64_t src_step = step * src_s0, dst_step = step * a.k_s0;
+  pdl_wait_after(src, dst);  // inputs may come from the previous kernel
   for (std::int64_t t = t0; t < a.num_tokens;
        t += UNROLL * step, src += UNROLL * src_step, dst += UNROLL * dst_step) {
     Vec<In, V> x[UNROLL];
