@@ -249,9 +249,10 @@ class PerfReport(unittest.TestCase):
         self.assertEqual(sorted(table), sorted(expected))
         summary = [line for line in self.lines if " misses: " in line]
         self.assertEqual(len(summary), 1)
-        self.assertTrue(summary[0].startswith(
-            f"{len(expected)} misses: {above} have T=1 + bytes above the bar, "
-            f"{len(expected) - above} below it"), summary[0])
+        head = f"{len(expected)} misses: {above} have T=1 + bytes above the bar"
+        below = len(expected) - above  # the clause is left out when none is below
+        self.assertTrue(summary[0].startswith(head + (f", {below} below it" if below else ";")),
+                        summary[0])
         self.assertIn(f"; {faster} run faster than T=1 + bytes", summary[0])
 
 
