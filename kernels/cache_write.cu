@@ -115,27 +115,21 @@ __device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
 }
 
 // The K and V scales that head h divides by: one per tensor, or one per head.
-__device__ __forceinline__ void load_scales(const CacheWriteArgs& a, int h, float& ks, float& vs) {
+template <class Args>
+__device__ __forceinline__ void load_scales(const Args& a, int h, float& ks, float& vs) {
   const int si = a.scale == ScaleMode::per_head ? h : 0;
   ks = __ldg(a.k_scale + si);
   vs = __ldg(a.v_scale + si);
 }
 
-// Stores one item's K and V vectors (converted, scaled when `scaled`) at offset `hd` (head h,
-// element d: h·head_stride + d) of physical slot `slot`: the end of both `optimized` and `slot_order` kernels. FAST_FIRST scaled
-// writes store Divisor's fast quotients before testing its range (store_scaled_pair); only the
-// optimized variant's scaled kernels do (measured there, docs/perf-notes.md v11; slot_order's
-// path was not measured with it).
-template <class Out, bool FAST_FIRST, class In, int V>
-__device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv block_div,
-                                           std::int64_t slot, std::int64_t hd, const Vec<In, V>& kx,
+// Stores one item's K and V vectors (converted, scaled when `scaled`) at kc and vc: the end of
+// both `optimized` and `slot_order` kernels. FAST_FIRST scaled writes store Divisor's fast
+// quotients before testing its range (store_scaled_pair); only the optimized variant's scaled
+// kernels do (measured there, docs/perf-notes.md v11; slot_order's path was not measured with it).
+template <bool FAST_FIRST, class Out, class In, int V>
+__device__ __forceinline__ void store_item(Out* kc, Out* vc, const Vec<In, V>& kx,
                                            const Vec<In, V>& vx, bool scaled, float ks, float vs,
                                            const In* key, const In* value) {
-  std::int64_t b, o;
-  split_slot(slot, a.block_size, block_div, b, o);
-  const std::int64_t dst = b * a.block_stride + o * a.slot_stride + hd;
-  Out* kc = static_cast<Out*>(a.key_cache) + dst;
-  Out* vc = static_cast<Out*>(a.value_cache) + dst;
   if (scaled) {  // one reciprocal per thread and tensor, not one division per element
     if constexpr (FAST_FIRST) {
       store_scaled_pair(kc, kx, key, Divisor(ks), vc, vx, value, Divisor(vs));
@@ -149,8 +143,8 @@ __device__ __forceinline__ void store_item(const CacheWriteArgs& a, FastDiv bloc
   }
 }
 
-// The FastDiv of the block size that split_slot() takes (a dummy 1 where it takes the 64-bit
-// division instead).
+// The FastDiv of the block size that split_slot() and cache_offset() take (a dummy 1 where they
+// take the 64-bit division instead).
 FastDiv block_size_div(const CacheWriteArgs& a) {
   return FastDiv(
       static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
@@ -179,34 +173,106 @@ constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
                                         ? 6
                                         : kScaledMinBlocks<In>;
 
+// What the optimized kernel reads of CacheWriteArgs, with the token count and strides as I:
+// int32 where every offset it forms fits (opt_fits_int32), as in concat_2d. Then less address
+// arithmetic follows the slot load (the store's critical path at small T) and the argument is
+// smaller (docs/perf-notes.md v16). Physical slots below `split_below` are split into (block,
+// offset) by FastDiv, with I-wide products; the others, in the int64 kernel at 2^31 and up, or in
+// the int32 kernel outside the cache's num_slots, with 64-bit division and products, so that even
+// a slot past the cache lands where CacheWriteArgs' arithmetic puts it.
+template <class I>
+struct OptArgs {
+  const void* key;
+  const void* value;
+  void* key_cache;
+  void* value_cache;
+  const std::int64_t* slot_mapping;
+  const std::int64_t* swa_slot_mapping;
+  const float* k_scale;
+  const float* v_scale;
+  std::int64_t skip_slot, block_size, split_below;
+  I num_tokens, key_s0, key_s1, value_s0, value_s1, block_stride, slot_stride, head_stride;
+  ScaleMode scale;
+};
+
+bool opt_fits_int32(const CacheWriteArgs& a) {
+  return offsets_fit_int32(a.num_tokens, a.key_s0, a.key_s1, a.num_heads, a.head_size) &&
+         offsets_fit_int32(a.num_tokens, a.value_s0, a.value_s1, a.num_heads, a.head_size) &&
+         cache_offsets_fit_int32(a.num_slots, a.block_size, a.block_stride, a.slot_stride,
+                                 a.num_heads, a.head_stride, a.head_size);
+}
+
+template <class I>
+OptArgs<I> opt_args(const CacheWriteArgs& a) {
+  constexpr std::int64_t k31 = std::int64_t{1} << 31;
+  const std::int64_t split_below =
+      std::is_same_v<I, std::int32_t> ? a.num_slots : (a.block_size < k31 ? k31 : 0);
+  return {a.key,
+          a.value,
+          a.key_cache,
+          a.value_cache,
+          a.slot_mapping,
+          a.swa_slot_mapping,
+          a.k_scale,
+          a.v_scale,
+          a.skip_slot,
+          a.block_size,
+          split_below,
+          static_cast<I>(a.num_tokens),
+          static_cast<I>(a.key_s0),
+          static_cast<I>(a.key_s1),
+          static_cast<I>(a.value_s0),
+          static_cast<I>(a.value_s1),
+          static_cast<I>(a.block_stride),
+          static_cast<I>(a.slot_stride),
+          static_cast<I>(a.head_stride),
+          a.scale};
+}
+
+// The element offset of item offset `hd` in physical slot `slot` (>= 0) of each cache.
+template <class I>
+__device__ __forceinline__ std::int64_t cache_offset(const OptArgs<I>& a, FastDiv block_div,
+                                                     std::int64_t slot, I hd) {
+  if (static_cast<std::uint64_t>(slot) < static_cast<std::uint64_t>(a.split_below)) {
+    const auto s = static_cast<std::uint32_t>(slot);
+    const std::uint32_t b = block_div.div(s);
+    const std::uint32_t o = s - b * block_div.divisor();
+    return static_cast<I>(b) * a.block_stride + static_cast<I>(o) * a.slot_stride + hd;
+  }
+  const std::int64_t b = slot / a.block_size;
+  return b * a.block_stride + (slot - b * a.block_size) * a.slot_stride + hd;
+}
+
 // One thread per (token, head, vector): it moves that vector of K and of V. SCALED kernels are
 // launched only for scaled writes: the division code compiled alone, with the register cap
 // above. The others test the scale mode at run time (a kernel without the scaled path measured
 // up to 10% slower on small unscaled cases, docs/perf-notes.md v7).
-template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_WAVES = false>
+template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_WAVES, class I>
 __global__ void __launch_bounds__(kOptThreads,
                                   SCALED ? kScaledOptMinBlocks<In, Out, V, MANY_WAVES> : 1)
-    cache_write_optimized(CacheWriteArgs a, FastDiv vecs_per_head, FastDiv per_token,
+    cache_write_optimized(OptArgs<I> a, FastDiv vecs_per_head, FastDiv per_token,
                           FastDiv block_div, unsigned zero) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * blockDim.x, per_token);
-  std::int64_t t;
+  std::int64_t token;
   int u;
-  cursor.locate(static_cast<int>(threadIdx.x), t, u);
+  cursor.locate(static_cast<int>(threadIdx.x), token, u);
   pdl_launch_dependents();  // launched with PDL
-  if (t >= a.num_tokens) return;
-  const auto h = static_cast<int>(vecs_per_head.div(static_cast<std::uint32_t>(u)));
-  const int d = (u - h * static_cast<int>(vecs_per_head.divisor())) * V;
+  if (token >= a.num_tokens) return;
+  const auto t = static_cast<I>(token);
+  const auto h = static_cast<I>(vecs_per_head.div(static_cast<std::uint32_t>(u)));
+  const I d = (u - static_cast<int>(h) * static_cast<int>(vecs_per_head.divisor())) * V;
   const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
-  const std::int64_t hd = h * a.head_stride + d;  // the item's offset within its slot
-  pdl_wait_after(key, value, hd);  // inputs may come from the previous kernel
+  const std::int64_t* slot_at = a.slot_mapping + t;
+  const I hd = h * a.head_stride + d;  // the item's offset within its slot
+  pdl_wait_after(key, value, slot_at, hd);  // inputs may come from the previous kernel
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
   // store would otherwise wait for it.
-  std::int64_t slot = __ldg(a.slot_mapping + t);
+  std::int64_t slot = __ldg(slot_at);
   const bool scaled = SCALED || a.scale != ScaleMode::none;
   float ks = 1.0f, vs = 1.0f;
-  if (scaled) load_scales(a, h, ks, vs);
+  if (scaled) load_scales(a, static_cast<int>(h), ks, vs);
   Vec<In, V> kx, vx;
   if constexpr (SPECULATIVE) {
     kx = load_vec<In, V>(key);
@@ -235,7 +301,9 @@ __global__ void __launch_bounds__(kOptThreads,
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  store_item<Out, SCALED>(a, block_div, slot, hd, kx, vx, scaled, ks, vs, key, value);
+  const std::int64_t dst = cache_offset(a, block_div, slot, hd);
+  store_item<SCALED>(static_cast<Out*>(a.key_cache) + dst, static_cast<Out*>(a.value_cache) + dst,
+                     kx, vx, scaled, ks, vs, key, value);
 }
 
 // Whether every access of the optimized variant can be `n` elements wide.
@@ -256,8 +324,8 @@ template <class In, class Out, int V, bool SCALED>
 bool fits_one_wave(const CacheWriteArgs& a) {
   const unsigned blocks = cache_blocks(a, V);
   return blocks != 0 &&
-         one_wave(blocks,
-                  resident_blocks<cache_write_optimized<In, Out, V, true, SCALED>>(kOptThreads));
+         one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true, SCALED, false,
+                                                                std::int64_t>>(kOptThreads));
 }
 
 template <class In, class Out, int V, bool SCALED>
@@ -283,16 +351,20 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
       pt(static_cast<std::uint32_t>(per_token)), bd = block_size_div(a);
   const bool in_one_wave = fits_one_wave<In, Out, V, SCALED>(a);
   const bool speculative = (SCALED && a.swa_slot_mapping == nullptr) || in_one_wave;
-  auto* kernel = speculative ? cache_write_optimized<In, Out, V, true, SCALED>
-                             : cache_write_optimized<In, Out, V, false, SCALED>;
-  // Past one wave, a scaled kernel with a register cap of its own where it has one.
-  if constexpr (SCALED &&
-                kScaledOptMinBlocks<In, Out, V, true> != kScaledOptMinBlocks<In, Out, V, false>) {
-    if (!in_one_wave)
-      kernel = speculative ? cache_write_optimized<In, Out, V, true, true, true>
-                           : cache_write_optimized<In, Out, V, false, true, true>;
-  }
-  return launch_pdl(kernel, blocks, threads, stream, a, vph, pt, bd, 0u);
+  const auto go = [&](auto index) {
+    using I = decltype(index);
+    auto* kernel = speculative ? cache_write_optimized<In, Out, V, true, SCALED, false, I>
+                               : cache_write_optimized<In, Out, V, false, SCALED, false, I>;
+    // Past one wave, a scaled kernel with a register cap of its own where it has one.
+    if constexpr (SCALED && kScaledOptMinBlocks<In, Out, V, true> !=
+                                kScaledOptMinBlocks<In, Out, V, false>) {
+      if (!in_one_wave)
+        kernel = speculative ? cache_write_optimized<In, Out, V, true, true, true, I>
+                             : cache_write_optimized<In, Out, V, false, true, true, I>;
+    }
+    return launch_pdl(kernel, blocks, threads, stream, opt_args<I>(a), vph, pt, bd, 0u);
+  };
+  return opt_fits_int32(a) ? go(std::int32_t{}) : go(std::int64_t{});
 }
 
 // The scaled or the general kernel, by the case's scale mode.
@@ -357,8 +429,11 @@ __global__ void __launch_bounds__(kSlotThreads, SCALED ? kScaledMinBlocks<In> : 
     const bool scaled = SCALED || a.scale != ScaleMode::none;
     float ks = 1.0f, vs = 1.0f;
     if (scaled) load_scales(a, h, ks, vs);
-    store_item<Out, false>(a, block_div, slot, h * a.head_stride + d, kx, vx, scaled, ks, vs, key,
-                           value);
+    std::int64_t b, o;
+    split_slot(slot, a.block_size, block_div, b, o);
+    const std::int64_t dst = b * a.block_stride + o * a.slot_stride + h * a.head_stride + d;
+    store_item<false>(static_cast<Out*>(a.key_cache) + dst, static_cast<Out*>(a.value_cache) + dst,
+                      kx, vx, scaled, ks, vs, key, value);
   }
   __syncthreads();  // every item has read its slot's entry
   for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x))

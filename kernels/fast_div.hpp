@@ -1,9 +1,10 @@
 // Index arithmetic of the optimized kernels: division by a divisor fixed at launch (a 32-bit
 // division by a runtime value is a long instruction sequence, this is one wide multiply and a
-// shift), and the test for 32-bit element offsets. Plain C++ so that the CPU tests can check it.
+// shift), and the tests for 32-bit element offsets. Plain C++ so that the CPU tests can check it.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #ifdef __CUDACC__
 #define KVBENCH_HD __host__ __device__ __forceinline__
@@ -46,6 +47,29 @@ inline bool offsets_fit_int32(std::int64_t tokens, std::int64_t s0, std::int64_t
   if (s0 < 0 || s1 < 0 || s0 > kMax || s1 > kMax || heads > kMax || dim > kMax) return false;
   // Each term is below 2^62, so the sum cannot overflow int64.
   return (tokens + kPast - 1) * s0 + (heads - 1) * s1 + (dim - 1) <= kMax;
+}
+
+// Whether every element offset b·block_stride + o·slot_stride + h·head_stride + d of a paged
+// cache of `slots` slots fits in int32 (b < ceil(slots / block_size), o < block_size, h < heads,
+// d < dim; strides non-negative), and the slot count with it.
+inline bool cache_offsets_fit_int32(std::int64_t slots, std::int64_t block_size,
+                                    std::int64_t block_stride, std::int64_t slot_stride,
+                                    std::int64_t heads, std::int64_t head_stride,
+                                    std::int64_t dim) {
+  constexpr std::int64_t kMax = 0x7fffffff;
+  for (const std::int64_t v : {slots, block_size, heads, dim})
+    if (v < 1 || v > kMax) return false;
+  for (const std::int64_t v : {block_stride, slot_stride, head_stride})
+    if (v < 0 || v > kMax) return false;
+  const std::int64_t terms[] = {(slots + block_size - 1) / block_size - 1, block_stride,
+                                block_size - 1, slot_stride, heads - 1, head_stride};
+  std::int64_t sum = dim - 1;
+  for (int i = 0; i < 6; i += 2) {
+    const std::int64_t term = terms[i] * terms[i + 1];  // both below 2^31: no int64 wrap
+    if (term > kMax) return false;
+    sum += term;  // at most 4 terms of at most kMax each
+  }
+  return sum <= kMax;
 }
 
 }  // namespace kvbench::kernels

@@ -367,15 +367,23 @@ inline bool one_wave(std::int64_t blocks, int resident) {
 // visible, so the semantics stay those of back-to-back launches. Both are no-ops when the
 // kernel was launched without the attribute.
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-// pdl_wait() once `p`, `q` (and `r`) are computed. Address arithmetic from launch arguments may run while
-// the previous grid finishes; written after a plain pdl_wait() it is compiled after the wait, on
-// the critical path of a small launch. The pointers as operands keep it ahead (docs/perf-notes.md
-// v15).
+// pdl_wait() once its operands are computed. Address arithmetic from launch arguments may run
+// while the previous grid finishes; written after a plain pdl_wait() it is compiled after the
+// wait, on the critical path of a small launch. The addresses as operands keep it ahead
+// (docs/perf-notes.md v15).
 __device__ __forceinline__ void pdl_wait_after(const void* p, const void* q) {
   asm volatile("griddepcontrol.wait;" ::"l"(p), "l"(q) : "memory");
 }
 __device__ __forceinline__ void pdl_wait_after(const void* p, const void* q, std::int64_t r) {
   asm volatile("griddepcontrol.wait;" ::"l"(p), "l"(q), "l"(r) : "memory");
+}
+__device__ __forceinline__ void pdl_wait_after(const void* p, const void* q, const void* r,
+                                               std::int64_t x) {
+  asm volatile("griddepcontrol.wait;" ::"l"(p), "l"(q), "l"(r), "l"(x) : "memory");
+}
+__device__ __forceinline__ void pdl_wait_after(const void* p, const void* q, const void* r,
+                                               std::int32_t x) {
+  asm volatile("griddepcontrol.wait;" ::"l"(p), "l"(q), "l"(r), "r"(x) : "memory");
 }
 __device__ __forceinline__ void pdl_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;");

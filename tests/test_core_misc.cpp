@@ -213,3 +213,28 @@ TEST(OffsetsFitInt32, AcceptsUpToInt32MaxAndRejectsPastIt) {
   EXPECT_FALSE(offsets_fit_int32(kMax - 1000, 0, 0, 1, 1));
   EXPECT_FALSE(offsets_fit_int32(std::int64_t{1} << 40, 1 << 20, 0, 1, 1));  // no int64 wrap
 }
+
+TEST(CacheOffsetsFitInt32, AcceptsUpToInt32MaxAndRejectsPastIt) {
+  using kvbench::kernels::cache_offsets_fit_int32;
+  constexpr std::int64_t kMax = 0x7fffffff;
+  EXPECT_TRUE(cache_offsets_fit_int32(1, 1, 0, 0, 1, 0, 1));
+  // NHD H=8 D=128 BS=16: (2^17 blocks - 1)·16384 + 15·1024 + 7·128 + 127 < 2^31.
+  EXPECT_TRUE(cache_offsets_fit_int32(1 << 21, 16, 16384, 1024, 8, 128, 128));
+  // One more block passes the limit: 2^17·16384 = 2^31.
+  EXPECT_FALSE(cache_offsets_fit_int32((1 << 21) + 1, 16, 16384, 1024, 8, 128, 128));
+  // Exactly at the limit and one element past it (HND strides: slot D, head BS·D).
+  const std::int64_t below = 1023 * 2097152 + 15 * 64 + 7 * 1024;  // blocks 1024, BS 16, H 8
+  EXPECT_TRUE(cache_offsets_fit_int32(1024 * 16, 16, 2097152, 64, 8, 1024, kMax - below + 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(1024 * 16, 16, 2097152, 64, 8, 1024, kMax - below + 2));
+  // A partial last block counts as a block: a third block starts at 2·2^30 = 2^31.
+  EXPECT_TRUE(cache_offsets_fit_int32(32, 16, 1 << 30, 0, 1, 0, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(33, 16, 1 << 30, 0, 1, 0, 1));
+  // Empty, negative or unholdable sizes and strides; products that would wrap int64.
+  EXPECT_FALSE(cache_offsets_fit_int32(0, 16, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(16, 0, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(16, 16, -1, 1, 1, 1, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(16, 16, 1, 1, 1, kMax + 1, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(kMax + 1, 1, 0, 1, 1, 1, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(kMax, 1, kMax, 0, 1, 0, 1));
+  EXPECT_FALSE(cache_offsets_fit_int32(2, 1, 0, 0, kMax, kMax, 1));
+}
