@@ -247,7 +247,8 @@ __device__ __forceinline__ std::int64_t cache_offset(const OptArgs<I>& a, FastDi
 // launched only for scaled writes: the division code compiled alone, with the register cap
 // above. The others test the scale mode at run time (a kernel without the scaled path measured
 // up to 10% slower on small unscaled cases, docs/perf-notes.md v7).
-template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_WAVES, class I>
+template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_WAVES, bool SWA,
+          class I>
 __global__ void __launch_bounds__(kOptThreads,
                                   SCALED ? kScaledOptMinBlocks<In, Out, V, MANY_WAVES> : 1)
     cache_write_optimized(OptArgs<I> a, FastDiv vecs_per_head, FastDiv per_token,
@@ -278,7 +279,7 @@ __global__ void __launch_bounds__(kOptThreads,
     kx = load_vec<In, V>(key);
     vx = load_vec<In, V>(value);
   }
-  if (slot >= 0 && a.swa_slot_mapping != nullptr) {
+  if (SWA && slot >= 0) {
     // Above one wave only: in the one-wave kernel the policy load changed the compiled code and
     // made its writes 5-26% slower, with SWA or without (docs/perf-notes.md v10).
     if constexpr (SPECULATIVE) {
@@ -325,7 +326,7 @@ bool fits_one_wave(const CacheWriteArgs& a) {
   const unsigned blocks = cache_blocks(a, V);
   return blocks != 0 &&
          one_wave(blocks, resident_blocks<cache_write_optimized<In, Out, V, true, SCALED, false,
-                                                                std::int64_t>>(kOptThreads));
+                                                                false, std::int64_t>>(kOptThreads));
 }
 
 template <class In, class Out, int V, bool SCALED>
@@ -351,20 +352,28 @@ cudaError_t launch_optimized(const CacheWriteArgs& a, cudaStream_t stream) {
       pt(static_cast<std::uint32_t>(per_token)), bd = block_size_div(a);
   const bool in_one_wave = fits_one_wave<In, Out, V, SCALED>(a);
   const bool speculative = (SCALED && a.swa_slot_mapping == nullptr) || in_one_wave;
-  const auto go = [&](auto index) {
+  const auto go = [&](auto index, auto swa) {
     using I = decltype(index);
-    auto* kernel = speculative ? cache_write_optimized<In, Out, V, true, SCALED, false, I>
-                               : cache_write_optimized<In, Out, V, false, SCALED, false, I>;
+    constexpr bool W = decltype(swa)::value;
+    auto* kernel = speculative ? cache_write_optimized<In, Out, V, true, SCALED, false, W, I>
+                               : cache_write_optimized<In, Out, V, false, SCALED, false, W, I>;
     // Past one wave, a scaled kernel with a register cap of its own where it has one.
     if constexpr (SCALED && kScaledOptMinBlocks<In, Out, V, true> !=
                                 kScaledOptMinBlocks<In, Out, V, false>) {
       if (!in_one_wave)
-        kernel = speculative ? cache_write_optimized<In, Out, V, true, true, true, I>
-                             : cache_write_optimized<In, Out, V, false, true, true, I>;
+        kernel = speculative ? cache_write_optimized<In, Out, V, true, true, true, W, I>
+                             : cache_write_optimized<In, Out, V, false, true, true, W, I>;
     }
     return launch_pdl(kernel, blocks, threads, stream, opt_args<I>(a), vph, pt, bd, 0u);
   };
-  return opt_fits_int32(a) ? go(std::int32_t{}) : go(std::int64_t{});
+  // SWA kernels of their own: where the table lookup is compiled in, ptxas issues it (predicated
+  // off without a table) ahead of the K/V loads, and its predicate waits for the slot load, so
+  // the early K/V loads left only after the slot arrived (docs/perf-notes.md v17).
+  const auto pick = [&](auto index) {
+    return a.swa_slot_mapping != nullptr ? go(index, std::true_type{})
+                                         : go(index, std::false_type{});
+  };
+  return opt_fits_int32(a) ? pick(std::int32_t{}) : pick(std::int64_t{});
 }
 
 // The scaled or the general kernel, by the case's scale mode.
