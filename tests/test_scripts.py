@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run,
-scripts/ab_table.py, and the torch-free parts of scripts/triton_baseline.py.
+scripts/ab_table.py, scripts/gpu_sass.sh (with a fake cuobjdump), and the torch-free parts of
+scripts/triton_baseline.py.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -435,6 +436,56 @@ class ABTable(unittest.TestCase):
         done = self.table("nothing")
         self.assertEqual(done.returncode, 2)
         self.assertIn("no nothing.N.csv in", done.stderr)
+
+
+class GpuSass(unittest.TestCase):
+    """scripts/gpu_sass.sh with a fake cuobjdump that prints two small functions."""
+    SASS = """
+\t\tFunction : _Z4copyILb1EEvPf
+        /*0000*/                   LDC R1, c[0x0][0x28] ;        /* 0x00000a00ff017b82 */
+        /*0010*/                   ACQBULK ;                     /* 0x000000000000782e */
+        /*0020*/                   LDG.E.128 R4, desc[UR6][R2.64] ;  /* 0x0000000602047981 */
+        /*0030*/                   STG.E.128 desc[UR6][R8.64], R4 ;  /* 0x0000000408007986 */
+        /*0040*/                   EXIT ;                        /* 0x000000000000794d */
+\t\tFunction : _Z4copyILb0EEvPf
+        /*0000*/                   LDG.E R4, desc[UR6][R2.64] ;  /* 0x0000000602047981 */
+"""
+
+    def setUp(self):
+        self.dir = os.path.join(OUT, "gpu_sass")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(os.path.join(self.dir, "bin"))
+        with open(os.path.join(self.dir, "k.sass"), "w") as f:
+            f.write(self.SASS)
+        fake = os.path.join(self.dir, "bin", "cuobjdump")
+        with open(fake, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1" = -sass ] && [ -f "$2" ] && cat "{self.dir}/k.sass"\n')
+        os.chmod(fake, 0o755)
+        self.obj = os.path.join(self.dir, "k.o")
+        open(self.obj, "w").close()
+
+    def sass(self, *args):
+        env = dict(os.environ, OUT=os.path.join(self.dir, "out"),
+                   PATH=os.path.join(self.dir, "bin") + os.pathsep + os.environ["PATH"])
+        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_sass.sh"), *args],
+                              capture_output=True, text=True, env=env)
+
+    def test_skeleton_of_the_matching_function_only(self):
+        done = self.sass(self.obj, "ILb1E")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.splitlines(), [
+            "== _Z4copyILb1EEvPf", " /*0010*/ ACQBULK ;",
+            " /*0020*/ LDG.E.128 R4, desc[UR6][R2.64] ;",
+            " /*0030*/ STG.E.128 desc[UR6][R8.64], R4 ;", " /*0040*/ EXIT ;"])
+        self.assertTrue(os.path.getsize(os.path.join(self.dir, "out", "k.o.sass.xz")) > 0)
+
+    def test_a_pattern_without_match_fails_and_bad_usage_is_2(self):
+        done = self.sass(self.obj, "copy", "nothing")
+        self.assertEqual(done.returncode, 1)
+        self.assertEqual(done.stdout.count("== "), 2)
+        self.assertIn("no function matches nothing", done.stderr)
+        self.assertEqual(self.sass(self.obj).returncode, 2)
+        self.assertEqual(self.sass(os.path.join(self.dir, "none.o"), "copy").returncode, 2)
 
 
 if __name__ == "__main__":
