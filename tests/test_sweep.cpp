@@ -113,7 +113,7 @@ TEST(Sweep, ShippedConfigsExpand) {
   const std::string root = env ? env : KVBENCH_SOURCE_DIR;
   for (const char* name :
        {"smoke", "default", "perf", "quick_perf", "bad_input", "scatter", "walk",
-        "slot_order", "ab_cache", "ab_swa", "ab_wave"}) {
+        "slot_order", "ab_cache", "ab_swa", "ab_wave", "ab_casts"}) {
     const Config c = load_config(root + "/configs/" + name + ".yaml");
     EXPECT_GE(c.cases.size(), 8u) << name;
   }
