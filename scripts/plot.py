@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of kvbench result CSVs (schema 1), rendered headless (Agg) to PNG.
+"""Plots of kvbench result CSVs (schemas 1 and 2), rendered headless (Agg) to PNG.
 
   plot.py bandwidth CSV [CSV...] [--peak-gbps X] [--theoretical-gbps Y] [--out-dir DIR]
       Bandwidth (GB/s) against num_tokens (log x), one panel per shape (every case column but
@@ -30,7 +30,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSIONS = ("1", "2")  # 2 adds buffer_sets; schema-1 rows timed one set
 # Columns identifying a case (kvbench list --format csv, minus the index).
 CASE_COLUMNS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
                 "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
@@ -55,9 +55,9 @@ def read_rows(path):
             rows = []
             for row in reader:
                 line = reader.line_num
-                if row["schema_version"] != SCHEMA_VERSION:
+                if row["schema_version"] not in SCHEMA_VERSIONS:
                     raise InputError(f"{path}:{line}: schema_version '{row['schema_version']}', "
-                                     f"this script reads {SCHEMA_VERSION}")
+                                     f"this script reads {', '.join(SCHEMA_VERSIONS)}")
                 if None in row.values():
                     raise InputError(f"{path}:{line}: too few columns (truncated line?)")
                 row["_line"] = line

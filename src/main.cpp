@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   run->add_option("--seed", overrides.seed, "Input seed (overrides settings.seed)");
   run->add_option("--case", run_args.cases, "Run only these cases (numbers as `kvbench list` prints them)");
   add_timing_flags(run, overrides);
+  add_rotation_flags(run, overrides);
   add_gate_flags(run, run->add_option("--baseline", gate_flags.baseline,
                                       "After the run, gate its CSV against this one (exit codes of compare)"));
   ValidationOptions& validation = run_args.validation;

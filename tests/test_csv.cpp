@@ -89,7 +89,8 @@ TEST(Csv, HeaderIsSnakeCaseWithSchemaVersionFirst) {
 TEST(Csv, PassedRowHasEveryColumn) {
   const std::string line = csv_line(passed_row());
   EXPECT_EQ(split(line).size(), csv_columns().size());
-  EXPECT_EQ(field(line, "schema_version"), "1");
+  EXPECT_EQ(field(line, "schema_version"), "2");
+  EXPECT_EQ(field(line, "buffer_sets"), "1");
   EXPECT_EQ(field(line, "kernel"), "reshape_and_cache_flash");
   EXPECT_EQ(field(line, "status"), "passed");
   EXPECT_EQ(field(line, "median_us"), "1.500");

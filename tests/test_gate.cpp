@@ -235,7 +235,7 @@ TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
   expect_error("bad_type.csv", "bad_type.csv:4: column 'median_us': 'fast'");
   expect_error("missing_column.csv", "missing_column.csv:1: missing column 'p90_us'");
   expect_error("truncated.csv", "truncated.csv:6: too few columns");
-  expect_error("schema2.csv", "schema2.csv:2: column 'schema_version': '2'");
+  expect_error("schema3.csv", "schema3.csv:2: column 'schema_version': '3'");
   expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "core/csv.hpp"
 #include "runtime/bound_kernels.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/calibrate.hpp"
@@ -233,6 +234,57 @@ TEST_F(Gpu, EveryModeTimesAKernelAndReadsTheClock) {
     EXPECT_LT(m.sm_clock_mhz, 1.2 * d.max_sm_clock_mhz) << to_string(mode);
   }
   EXPECT_FALSE(blocking_kernel_timed_out());
+}
+
+// The floor anomaly (docs/measurement.md, "The launch floor"): a graph replay has a launch cost
+// of its own, shared by the launches in it, so the graph-mode floor of a run with few launches
+// per sample reads high. Prints the floor at 1, 2, 5 and 20 launches per replay; a floor at 1
+// more than twice the floor at 20 confirms that this, not the board, moved it.
+TEST_F(Gpu, GraphFloorFallsWithLaunchesPerSample) {
+  const DeviceDetails d = device_details();
+  std::vector<double> floor_us;
+  for (int n : {1, 2, 5, 20}) {
+    RunSettings s;
+    s.launches_per_sample = n;
+    for (const LaunchFloor& f : measure_launch_floor(s, d.max_sm_clock_mhz)) {
+      if (f.mode != TimingMode::graph) continue;
+      floor_us.push_back(f.m.stats.median_us);
+      std::printf("  graph floor, %2d launches per replay: %.3f us (SM clock %.0f MHz%s)\n", n,
+                  f.m.stats.median_us, f.m.sm_clock_mhz, f.clock_low ? ", low" : "");
+      EXPECT_FALSE(f.clock_low);
+    }
+  }
+  ASSERT_EQ(floor_us.size(), 4u);
+  EXPECT_GT(floor_us[0], 2 * floor_us[3]);
+  EXPECT_GT(floor_us[1], floor_us[3]);
+}
+
+// Light sampling (validation.yaml's kind: one warm-up, two samples, no minimum time) must read
+// the same floor as perf.yaml's settings: the floor raises the sampling it is given
+// (floor_settings) and starts on steady clocks (settle_clocks).
+TEST_F(Gpu, LaunchFloorDoesNotDependOnLightSampling) {
+  const DeviceDetails d = device_details();
+  RunSettings light;
+  light.warmup = 1;
+  light.min_samples = 2;
+  light.min_time_s = 0;
+  light.timeout_s = 0.05;
+  RunSettings perf;
+  perf.min_samples = 20;
+  perf.min_time_s = 0.02;
+  perf.timeout_s = 2;
+  const std::vector<LaunchFloor> a = measure_launch_floor(light, d.max_sm_clock_mhz);
+  const std::vector<LaunchFloor> b = measure_launch_floor(perf, d.max_sm_clock_mhz);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    std::printf("  %-5s floor: light %.3f us, perf %.3f us\n", std::string(to_string(a[i].mode)).c_str(),
+                a[i].m.stats.median_us, b[i].m.stats.median_us);
+    EXPECT_GE(a[i].m.stats.samples, 20);
+    EXPECT_NEAR(a[i].m.stats.median_us, b[i].m.stats.median_us,
+                0.1 + 0.1 * b[i].m.stats.median_us) << to_string(a[i].mode);
+  }
+  // After a settle the SM clock is at its steady level.
+  EXPECT_GT(settle_clocks(0.05), kClockLowFraction * d.max_sm_clock_mhz);
 }
 
 TEST_F(Gpu, AFailingLaunchThrowsAndReleasesTheStream) {

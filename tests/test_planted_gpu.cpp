@@ -225,5 +225,75 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
       << row.reason;
 }
 
+// Rotated buffers: every set is validated, not only the first. The planted kernel is right on
+// the first set it sees and writes slot s + 1 on every other, so only a validator that checks
+// each set catches it, naming the set.
+TEST_F(Planted, RotationValidatesEverySet) {
+  settings_.rotate = 3;
+  const Case c = cache(SlotPattern::random);
+  const Row control = run(c, Bug::none);
+  ASSERT_EQ(control.status, Status::passed) << control.reason;
+  EXPECT_EQ(control.buffer_sets, 3);
+  EXPECT_TRUE(control.timed);
+  EXPECT_EQ(control.launches_per_sample, 3);  // graph: 2 launches rounded up to whole rotations
+
+  const void* first_key = nullptr;
+  LaunchOverride o;
+  o.cache_write = [&first_key](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+    if (!first_key) first_key = a.key;
+    return testing::launch_planted_cache_write(
+        a, a.key == first_key ? Bug::none : Bug::slot_off_by_one, s);
+  };
+  const Row row = run_case(c, settings_, device_, {}, o);
+  EXPECT_EQ(row.status, Status::incorrect);
+  EXPECT_FALSE(row.timed);
+  EXPECT_EQ(row.reason.rfind("set 1 of 3: ", 0), 0u) << row.reason;
+}
+
+// Each set has its own random slots and inputs: two sets' slot mappings differ.
+TEST_F(Planted, RotatedSetsHaveTheirOwnSlots) {
+  settings_.rotate = 2;
+  std::vector<std::vector<std::int64_t>> seen;
+  LaunchOverride o;
+  o.cache_write = [&seen](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+    if (seen.size() < 2) {
+      std::vector<std::int64_t> slots(static_cast<std::size_t>(a.num_tokens));
+      cudaMemcpy(slots.data(), a.slot_mapping, slots.size() * 8, cudaMemcpyDeviceToHost);
+      seen.push_back(slots);
+    }
+    return testing::launch_planted_cache_write(a, Bug::none, s);
+  };
+  const Row row = run_case(cache(SlotPattern::random), settings_, device_, {}, o);
+  ASSERT_EQ(row.status, Status::passed) << row.reason;
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_NE(seen[0], seen[1]);
+}
+
+// auto and hot inputs end to end, in every mode, on both kernels; rotate 1 keeps today's counts.
+TEST_F(Planted, RotateAutoAndHotInputsInEveryMode) {
+  for (TimingMode mode : {TimingMode::cold, TimingMode::hot, TimingMode::graph})
+    for (bool hot_inputs : {false, true})
+      for (const Case& c : {concat(StrideMode::contiguous), cache(SlotPattern::padded)}) {
+        settings_.mode = mode;
+        settings_.rotate = kRotateAuto;
+        settings_.hot_inputs = hot_inputs;
+        const Row row = run(c, Bug::none);
+        ASSERT_EQ(row.status, Status::passed) << describe(c) << ": " << row.reason;
+        if (mode == TimingMode::cold)
+          EXPECT_EQ(row.buffer_sets, 1);
+        else  // a few hundred kB a set: hundreds of sets to exceed 3x L2
+          EXPECT_GT(static_cast<double>(row.buffer_sets) * static_cast<double>(row.bytes),
+                    3.0 * static_cast<double>(device_.l2_bytes))
+              << describe(c);
+        EXPECT_GT(row.stats.median_us, 0.0) << describe(c);
+      }
+  settings_.rotate = 1;
+  settings_.hot_inputs = false;
+  settings_.mode = TimingMode::graph;
+  const Row one = run(cache(SlotPattern::random), Bug::none);
+  EXPECT_EQ(one.buffer_sets, 1);
+  EXPECT_EQ(one.launches_per_sample, 2);
+}
+
 }  // namespace
 }  // namespace kvbench

@@ -63,8 +63,8 @@ class Plot(unittest.TestCase):
                               os.path.join(DATA, "plot", "cuda.csv"), out_dir=OUT)
 
     def test_bad_input(self):
-        with self.assertRaisesRegex(plot.InputError, r"schema2.csv:2: schema_version '2'"):
-            plot.read_rows(os.path.join(DATA, "gate", "schema2.csv"))
+        with self.assertRaisesRegex(plot.InputError, r"schema3.csv:2: schema_version '3'"):
+            plot.read_rows(os.path.join(DATA, "gate", "schema3.csv"))
         with self.assertRaisesRegex(plot.InputError, r"empty.csv:1: missing column 'schema_version'"):
             plot.read_rows(os.path.join(DATA, "gate", "empty.csv"))
         with self.assertRaisesRegex(plot.InputError, r"truncated.csv:6: too few columns"):

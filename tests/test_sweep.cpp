@@ -205,7 +205,16 @@ TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
       "t.yaml:1:33: settings.launches_per_sample: expected a positive integer up to 512, got 513");
   EXPECT_EQ(settings_error("samples: 3"),
             "t.yaml:1:12: settings.samples: unknown key (expected one of seed, mode, warmup, "
-            "min_samples, min_time_s, target_noise, timeout_s, launches_per_sample, l2_flush)");
+            "min_samples, min_time_s, target_noise, timeout_s, launches_per_sample, l2_flush, "
+            "rotate, hot_inputs)");
+  EXPECT_EQ(settings_error("rotate: 0"),
+            "t.yaml:1:20: settings.rotate: expected auto or an integer in [1, 4096], got '0'");
+  EXPECT_EQ(settings_error("rotate: some"),
+            "t.yaml:1:20: settings.rotate: expected auto or an integer in [1, 4096], got 'some'");
+  EXPECT_EQ(settings_error("rotate: 4097"),
+            "t.yaml:1:20: settings.rotate: expected auto or an integer in [1, 4096], got '4097'");
+  EXPECT_EQ(settings_error("hot_inputs: 3"),
+            "t.yaml:1:24: settings.hot_inputs: expected true or false, got '3'");
   EXPECT_EQ(settings_error("min_time_s: 0"), "<no error>");  // zero: no minimum
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {strides: sglang}\n"),
             "t.yaml:3:21: sweeps[0].axes.strides: 'sglang' strides apply to "

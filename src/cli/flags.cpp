@@ -22,6 +22,8 @@ void apply(const Overrides& o, RunSettings& s) {
   if (o.min_time_s) s.min_time_s = *o.min_time_s;
   if (o.target_noise) s.target_noise = *o.target_noise;
   if (o.timeout_s) s.timeout_s = *o.timeout_s;
+  if (o.rotate) s.rotate = parse_rotate(*o.rotate);
+  if (o.hot_inputs) s.hot_inputs = true;
 }
 
 CLI::Validator number_in(double lo, bool lo_inclusive, double hi) {
@@ -70,6 +72,25 @@ void add_timing_flags(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--launches-per-sample", o.launches_per_sample,
                   "Launches per timed window in hot and graph modes (settings.launches_per_sample)")
       ->check(CLI::Range(1, kMaxLaunchesPerSample));
+}
+
+void add_rotation_flags(CLI::App* cmd, Overrides& o) {
+  cmd->add_option("--rotate", o.rotate,
+                  "Independent buffer sets per case, launch i on set i mod N: N or auto "
+                  "(settings.rotate; docs/measurement.md)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              parse_rotate(v);
+              return "";
+            } catch (const std::invalid_argument& e) {
+              return e.what();
+            }
+          },
+          "auto|N"));
+  cmd->add_flag("--hot-inputs", o.hot_inputs,
+                "A producer kernel writes each set's inputs right before its launch: inputs hot "
+                "in L2, caches cold (settings.hot_inputs)");
 }
 
 double parse_threshold(std::string text) {

@@ -18,6 +18,8 @@ struct Overrides {
   std::optional<std::string> mode, l2_flush;
   std::optional<int> warmup, min_samples, launches_per_sample;
   std::optional<double> min_time_s, target_noise, timeout_s;
+  std::optional<std::string> rotate;  // "auto" or N
+  bool hot_inputs = false;            // --hot-inputs: sets settings.hot_inputs (never clears it)
 };
 void apply(const Overrides& o, RunSettings& s);
 
@@ -27,6 +29,9 @@ CLI::Validator number_in(double lo, bool lo_inclusive, double hi);
 // The timing flags of `run`, `flush-study` and `bounds`; each is range-checked here so that a
 // nonsense value is refused with the flag named, as the YAML keys are.
 void add_timing_flags(CLI::App* cmd, Overrides& o);
+
+// --rotate and --hot-inputs (settings.rotate, settings.hot_inputs), on `run` and `bounds`.
+void add_rotation_flags(CLI::App* cmd, Overrides& o);
 
 // The regression gate's flags, shared by `compare` and `run --baseline`.
 struct GateFlags {

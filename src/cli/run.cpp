@@ -99,13 +99,20 @@ int cmd_run(RunArgs args) {
   if (!args.cases.empty()) meta.selected_cases = args.cases;
 
   // The floor before the calibration: measured after one in the same process, the graph-mode
-  // floor reads higher (docs/measurement.md, "Launch floor").
-  for (const LaunchFloor& f : measure_launch_floor(settings)) {
-    meta.launch_floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz});
+  // floor reads higher (docs/measurement.md, "The launch floor").
+  for (const LaunchFloor& f : measure_launch_floor(settings, details.max_sm_clock_mhz)) {
+    meta.launch_floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz,
+                                 f.clock_low, f.attempts});
     std::printf("launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
-                "SM clock %.0f MHz)\n",
+                "%d per window, SM clock %.0f MHz%s)\n",
                 std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
-                f.m.stats.p90_us, f.m.stats.samples, f.m.sm_clock_mhz);
+                f.m.stats.p90_us, f.m.stats.samples, f.m.launches_per_sample, f.m.sm_clock_mhz,
+                f.clock_low ? ", LOW: not at its steady clock" : "");
+    if (f.clock_low)
+      std::fprintf(stderr, "kvbench: warning: the %s launch floor was measured at %.0f MHz, below "
+                   "%.0f%% of the %.0f MHz maximum, twice; read it as high\n",
+                   std::string(to_string(f.mode)).c_str(), f.m.sm_clock_mhz,
+                   100 * kClockLowFraction, details.max_sm_clock_mhz);
   }
   const CalibrationResult cal = load_or_calibrate(details, false);
   meta.calibration = cal.calibration;

@@ -12,7 +12,8 @@
 
 namespace kvbench {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: the buffer_sets column (1 adds nothing else; readers take schema-1 rows as buffer_sets 1).
+inline constexpr int kSchemaVersion = 2;
 
 struct Row {
   Case c;
@@ -22,6 +23,7 @@ struct Row {
   std::int64_t written_tokens = 0;
   std::int64_t bytes = 0;  // logical bytes of SPEC.md §4
   std::string mode;        // timing mode; empty when not timed
+  int buffer_sets = 1;     // independent buffer sets validated and timed (settings.rotate)
   bool timed = false;
   Stats stats;
   int launches_per_sample = 0;         // launches per timed window

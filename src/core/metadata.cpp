@@ -24,6 +24,8 @@ std::string metadata_to_json(const RunMetadata& m) {
     J e = stats_json(f.stats);
     e["launches_per_sample"] = f.launches_per_sample;
     e["sm_clock_mhz"] = f.sm_clock_mhz;
+    e["clock_low"] = f.clock_low;
+    e["attempts"] = f.attempts;
     floor[std::string(to_string(f.mode))] = e;
   }
   J j = {
@@ -44,7 +46,9 @@ std::string metadata_to_json(const RunMetadata& m) {
         {"target_noise", s.target_noise},
         {"timeout_s", s.timeout_s},
         {"launches_per_sample", s.launches_per_sample},
-        {"l2_flush", std::string(to_string(s.l2_flush))}}},
+        {"l2_flush", std::string(to_string(s.l2_flush))},
+        {"rotate", rotate_text(s.rotate)},
+        {"hot_inputs", s.hot_inputs}}},
       {"device",
        {{"name", d.name},
         {"uuid", d.uuid},

@@ -34,6 +34,8 @@ struct FloorEntry {
   Stats stats;
   int launches_per_sample = 1;
   double sm_clock_mhz = 0;  // probed around the samples; 0: unknown
+  bool clock_low = false;   // below kClockLowFraction of the maximum even after a second settle
+  int attempts = 1;         // 2: the first measurement's clock read low
 };
 
 struct RunMetadata {

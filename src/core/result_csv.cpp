@@ -7,6 +7,7 @@
 #include <libfccp/csv.h>
 #pragma GCC diagnostic pop
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -25,11 +26,13 @@ constexpr std::array<const char*, 16> kAxisColumns = {
     "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
     "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
     "swa",      "kv_interleaved", "strides",  "slots"};
-constexpr std::array<const char*, 10> kOtherColumns = {
+constexpr std::array<const char*, 11> kOtherColumns = {
     "schema_version", "status",      "reason", "median_us",     "p10_us",
-    "p90_us",         "device",      "device_uuid", "bytes", "written_tokens"};
-// Read when present (the gate's board note, `kvbench bounds`' byte split), not required.
-constexpr std::array<const char*, 3> kOptionalColumns = {"device_uuid", "bytes", "written_tokens"};
+    "p90_us",         "device",      "device_uuid", "bytes", "written_tokens", "buffer_sets"};
+// Read when present (the gate's board note, `kvbench bounds`' byte split, schema 2's set
+// count), not required.
+constexpr std::array<const char*, 4> kOptionalColumns = {"device_uuid", "bytes", "written_tokens",
+                                                         "buffer_sets"};
 constexpr std::size_t kColumns = kAxisColumns.size() + kOtherColumns.size();
 // Axis columns that hold integers, checked so a garbled value is reported, not keyed.
 constexpr std::array<const char*, 5> kIntegerAxes = {"num_tokens", "num_heads", "head_dim",
@@ -121,11 +124,10 @@ void check_schema(const std::string& path) {
   }
   try {
     while (in.read_row(version)) {
-      if (version != std::to_string(kSchemaVersion))
+      if (version != "1" && version != std::to_string(kSchemaVersion))
         throw ResultCsvError(where(path, in.get_file_line()) + "column 'schema_version': '" +
-                             version + "', but this kvbench reads schema " +
-                             std::to_string(kSchemaVersion) +
-                             " (compare CSVs written by the same schema)");
+                             version + "', but this kvbench reads schemas 1 to " +
+                             std::to_string(kSchemaVersion));
     }
   } catch (const io::error::base& e) {
     rethrow_fccp(path, e);
@@ -182,6 +184,11 @@ ResultTable read_results(const std::string& path) {
       row.device_uuid = f[n_axes + 7];
       row.bytes = integer(f[n_axes + 8], at, "bytes");
       row.written_tokens = integer(f[n_axes + 9], at, "written_tokens");
+      // Schema 1 has no buffer_sets: one set, as every schema-1 run timed.
+      const auto sets = integer(f[n_axes + 10], at, "buffer_sets");
+      if (sets && *sets < 1)
+        throw ResultCsvError(at + "column 'buffer_sets': '" + f[n_axes + 10] + "' is not positive");
+      row.buffer_sets = sets ? static_cast<int>(std::min<std::int64_t>(*sets, 1 << 30)) : 1;
       table.rows.push_back(std::move(row));
     }
   } catch (const io::error::base& e) {

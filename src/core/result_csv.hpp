@@ -31,6 +31,7 @@ struct ResultRow {
   std::string reason;
   std::optional<Timing> timing;  // set when the row was timed (median_us not empty)
   std::optional<std::int64_t> bytes, written_tokens;  // unset when the column is absent or empty
+  int buffer_sets = 1;           // schema 2's column; schema-1 rows timed one set
   unsigned line = 0;             // line in its file
 };
 
@@ -45,7 +46,7 @@ const std::vector<std::string>& result_axis_columns();
 
 // Reads every row. Throws ResultCsvError naming file:line and the column for a missing column,
 // a value of the wrong type, a truncated or overlong line, or a schema_version other than
-// kSchemaVersion; a file that cannot be opened names the path.
+// 1 or kSchemaVersion; a file that cannot be opened names the path.
 ResultTable read_results(const std::string& path);
 
 }  // namespace kvbench

@@ -183,7 +183,7 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   if (!n.IsMap()) fail(source, n, "settings", "expected a mapping");
   check_keys(source, n, "settings",
              {"seed", "mode", "warmup", "min_samples", "min_time_s", "target_noise", "timeout_s",
-              "launches_per_sample", "l2_flush"});
+              "launches_per_sample", "l2_flush", "rotate", "hot_inputs"});
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
     if (!v.IsScalar() || !YAML::convert<std::uint64_t>::decode(v, s.seed))
@@ -206,6 +206,14 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
     s.target_noise = number_in(source, n["target_noise"], "settings.target_noise", 0, false, 1);
   if (n["timeout_s"])
     s.timeout_s = number_in(source, n["timeout_s"], "settings.timeout_s", 0, false, kMaxTimeoutS);
+  if (n["rotate"]) {
+    try {
+      s.rotate = parse_rotate(scalar_text(n["rotate"]));
+    } catch (const std::invalid_argument& e) {
+      fail(source, n["rotate"], "settings.rotate", e.what());
+    }
+  }
+  if (n["hot_inputs"]) s.hot_inputs = boolean(source, n["hot_inputs"], "settings.hot_inputs");
   return s;
 }
 
@@ -279,6 +287,21 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
 }
 
 }  // namespace
+
+int parse_rotate(const std::string& text) {
+  if (text == "auto") return kRotateAuto;
+  const std::string expected = "expected auto or an integer in [1, " +
+                               std::to_string(kMaxBufferSets) + "], got '" + text + "'";
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw std::invalid_argument(expected);
+  const int n = std::stoi(text);
+  if (n < 1 || n > kMaxBufferSets) throw std::invalid_argument(expected);
+  return n;
+}
+
+std::string rotate_text(int rotate) {
+  return rotate == kRotateAuto ? "auto" : std::to_string(rotate);
+}
 
 const std::vector<std::string>& axis_names(Kernel k) {
   static const auto names_of = [](Kernel kk) {

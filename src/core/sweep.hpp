@@ -39,6 +39,8 @@ struct RunSettings {
   double timeout_s = 5;              // wall-clock limit on one case's sampling
   int launches_per_sample = 20;      // hot and graph: launches per timed window (cold: always 1)
   L2Flush l2_flush = L2Flush::read;  // how cold mode empties L2
+  int rotate = 1;  // buffer sets per case, launch i uses set i mod N; kRotateAuto: core/rotation.hpp
+  bool hot_inputs = false;  // a producer kernel writes each set's inputs right before its launch
 };
 
 // Limits shared by the YAML keys and the CLI flags.
@@ -48,6 +50,14 @@ inline constexpr int kMaxMinSamples = 1000000;
 // entries), or the host would stall before releasing it.
 inline constexpr int kMaxLaunchesPerSample = 512;
 inline constexpr double kMaxTimeoutS = 3600;
+// `rotate: auto`: the set count is chosen per case (core/rotation.hpp).
+inline constexpr int kRotateAuto = 0;
+// Every set is validated and, in graph mode, launched once per replay: a bound on both.
+inline constexpr int kMaxBufferSets = 4096;
+// "auto" -> kRotateAuto, "N" -> N in [1, kMaxBufferSets]. Throws std::invalid_argument saying
+// what was expected.
+int parse_rotate(const std::string& text);
+std::string rotate_text(int rotate);  // inverse of parse_rotate
 
 struct Config {
   RunSettings settings;

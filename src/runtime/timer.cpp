@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "runtime/cuda_resources.hpp"
 #include "runtime/l2flush.hpp"
 #include "runtime/timing_kernels.hpp"
+#include "core/csv.hpp"  // kClockLowFraction
+#include "core/rotation.hpp"
 
 namespace kvbench {
 namespace {
@@ -74,11 +77,16 @@ double window_ms(Engine& e, cudaStream_t stream, const RunSettings& s, Body&& bo
   return ms;
 }
 
-GraphExec capture(const Launch& launch, cudaStream_t stream, int launches) {
+// A graph of `launches` launches, launch i on set i mod sets (after the producer on that set).
+GraphExec capture(const Workload& w, cudaStream_t stream, int launches) {
   cudaGraph_t graph = nullptr;
   KVB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   cudaError_t err = cudaSuccess;
-  for (int i = 0; i < launches && err == cudaSuccess; ++i) err = launch(stream);
+  for (int i = 0; i < launches && err == cudaSuccess; ++i) {
+    const int set = i % w.sets;
+    if (w.producer) err = w.producer(set, stream);
+    if (err == cudaSuccess) err = w.launch(set, stream);
+  }
   const cudaError_t end = cudaStreamEndCapture(stream, &graph);
   KVB_CUDA_CHECK(err);
   KVB_CUDA_CHECK(end);
@@ -100,18 +108,30 @@ double median_mhz(std::vector<float> mhz) {
 
 }  // namespace
 
-Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings& s) {
+namespace {
+
+// The samples of one workload (its producer included, when it has one).
+Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s) {
   Engine& e = engine();
   Measurement m;
-  m.launches_per_sample = s.mode == TimingMode::cold ? 1 : s.launches_per_sample;
+  // Hot mode enqueues every launch behind the blocking kernel: with a producer, two per launch.
+  const int hot = w.producer ? std::max(1, s.launches_per_sample / 2) : s.launches_per_sample;
+  m.launches_per_sample = s.mode == TimingMode::cold    ? 1
+                          : s.mode == TimingMode::graph ? graph_launches(s.launches_per_sample, w.sets)
+                                                        : std::min(hot, kMaxLaunchesPerSample);
   const int n = m.launches_per_sample;
 
-  const GraphExec exec = s.mode == TimingMode::graph ? capture(launch, stream, n) : GraphExec();
+  const GraphExec exec = s.mode == TimingMode::graph ? capture(w, stream, n) : GraphExec();
+  std::uint64_t next = 0;  // cold and hot: the launch count so far, whose set is next % sets
   const auto body = [&] {
     if (s.mode == TimingMode::graph) {
       KVB_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
-    } else {
-      for (int i = 0; i < n; ++i) KVB_CUDA_CHECK(launch(stream));
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      const int set = static_cast<int>(next++ % static_cast<std::uint64_t>(w.sets));
+      if (w.producer) KVB_CUDA_CHECK(w.producer(set, stream));
+      KVB_CUDA_CHECK(w.launch(set, stream));
     }
   };
 
@@ -158,14 +178,88 @@ Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings
   return m;
 }
 
-std::vector<LaunchFloor> measure_launch_floor(const RunSettings& settings) {
+// Every time of `st` less `us`; the relative spreads rescaled to the new centre.
+Stats shifted(Stats st, double us) {
+  const double mean = st.mean_us, median = st.median_us;
+  for (double* v : {&st.median_us, &st.mean_us, &st.min_us, &st.max_us, &st.p10_us, &st.p90_us})
+    *v -= us;
+  st.rel_stdev = st.mean_us > 0 ? st.rel_stdev * mean / st.mean_us : 0;
+  st.median_ci_rel = st.median_us > 0 ? st.median_ci_rel * median / st.median_us
+                                      : std::numeric_limits<double>::infinity();
+  return st;
+}
+
+}  // namespace
+
+Measurement measure(const Workload& w, cudaStream_t stream, const RunSettings& s) {
+  Measurement m = sample(w, stream, s);
+  if (!w.producer) return m;
+  // The producer alone, on the same sets in the same order: what it adds to each window.
+  const Measurement alone = sample(Workload{w.producer, w.sets, {}}, stream, s);
+  m.producer_us = alone.stats.median_us;
+  m.stats = shifted(m.stats, m.producer_us);
+  m.converged = m.converged && alone.converged;
+  return m;
+}
+
+Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings& s) {
+  return measure(Workload{[&launch](int, cudaStream_t st) { return launch(st); }, 1, {}}, stream, s);
+}
+
+RunSettings floor_settings(const RunSettings& run) {
+  RunSettings s = run;
+  s.warmup = std::max(s.warmup, 10);
+  s.min_samples = std::max(s.min_samples, 20);
+  s.min_time_s = std::max(s.min_time_s, 0.02);
+  s.timeout_s = std::max(s.timeout_s, 1.0);
+  return s;
+}
+
+double settle_clocks(double seconds) {
+  Engine& e = engine();
+  const Stream stream;
+  auto* mhz = e.clock_mhz.as<float>();
+  auto* claimed = e.claimed.as<int>();
+  // Probes of 10 ms back to back: every SM spinning, as under load; the last one's reading is
+  // the clock the GPU settled at.
+  constexpr std::uint64_t kSpinNs = 10'000'000;
+  const int probes = std::max(1, static_cast<int>(seconds * 1e9 / kSpinNs));
+  for (int i = 0; i < probes; ++i) {
+    KVB_CUDA_CHECK(cudaMemsetAsync(claimed, 0, e.claimed.bytes(), stream.get()));
+    KVB_CUDA_CHECK(cudaMemsetAsync(mhz, 0, e.clock_mhz.bytes(), stream.get()));
+    KVB_CUDA_CHECK(timing::launch_clock_probe(mhz, claimed, kSpinNs, e.sm_count, stream.get()));
+  }
+  std::vector<float> host(timing::kMaxSmSlots);
+  KVB_CUDA_CHECK(cudaMemcpyAsync(host.data(), mhz, host.size() * sizeof(float),
+                                 cudaMemcpyDeviceToHost, stream.get()));
+  KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  return median_mhz(std::move(host));
+}
+
+std::vector<LaunchFloor> measure_launch_floor(const RunSettings& settings,
+                                              double max_sm_clock_mhz) {
   const Stream stream;
   std::vector<LaunchFloor> out;
+  const auto low = [&](double mhz) {
+    return max_sm_clock_mhz > 0 && mhz > 0 && mhz < kClockLowFraction * max_sm_clock_mhz;
+  };
+  settle_clocks(kFloorSettleS);
   for (TimingMode mode : all_values<TimingMode>()) {
-    RunSettings s = settings;
+    RunSettings s = floor_settings(settings);
     s.mode = mode;
-    out.push_back({mode, measure([](cudaStream_t st) { return timing::launch_empty(st); },
-                                 stream.get(), s)});
+    s.rotate = 1;
+    s.hot_inputs = false;
+    const auto once = [&] {
+      return measure([](cudaStream_t st) { return timing::launch_empty(st); }, stream.get(), s);
+    };
+    LaunchFloor f{mode, once()};
+    if (low(f.m.sm_clock_mhz)) {  // not at its steady clock yet: settle again, measure again
+      settle_clocks(kFloorSettleS);
+      f.m = once();
+      f.attempts = 2;
+    }
+    f.clock_low = low(f.m.sm_clock_mhz);
+    out.push_back(f);
   }
   return out;
 }

@@ -8,6 +8,8 @@
 //   hot:   launches_per_sample launches back to back per window; time per launch.
 //   graph: launches_per_sample launches captured once in a CUDA graph; one replay per window;
 //          time per launch. The fair figure for microsecond kernels.
+// With N buffer sets (settings.rotate), launch i uses set i mod N in every mode; a graph holds
+// launches_per_sample rounded up to a multiple of N, so each replay launches every set equally.
 // Repeated launches must be valid: the cache write and concat are idempotent (every launch
 // writes the same bytes to the same places), so they are.
 #pragma once
@@ -23,24 +25,53 @@
 namespace kvbench {
 
 using Launch = std::function<cudaError_t(cudaStream_t)>;
+// A launch on buffer set `set` (0 <= set < the workload's sets).
+using SetLaunch = std::function<cudaError_t(int set, cudaStream_t)>;
+
+// What the engine times: `launch` over `sets` buffer sets. With a `producer`, each launch is
+// preceded by the producer on the same set (inputs hot in L2, as after the kernel that wrote
+// them); the producer is then timed alone the same way and its median subtracted.
+struct Workload {
+  SetLaunch launch;
+  int sets = 1;
+  SetLaunch producer;  // empty: none
+};
 
 struct Measurement {
   Stats stats;                  // per launch, µs
   int launches_per_sample = 1;  // launches in each timed window
   bool converged = false;       // false: the timeout ended sampling before the noise target
   double sm_clock_mhz = 0;      // SM clock probed right before and after the samples; 0: unknown
+  double producer_us = 0;       // the producer's median per launch, subtracted from stats
 };
 
 // Throws CudaError on a failed launch or CUDA call.
+Measurement measure(const Workload& work, cudaStream_t stream, const RunSettings& settings);
 Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings& settings);
 
-// An empty kernel measured in every mode with `settings`' sampling rules: below these, a row's
-// time is launch and scheduling overhead, not work.
+
+// An empty kernel measured in every mode: below these, a row's time is launch and scheduling
+// overhead, not work. It keeps the run's launches_per_sample (a graph's own launch cost is
+// shared by its launches, so the floor of a row depends on it) but never samples less than
+// kFloorSampling, and it starts after the GPU has been kept busy for kFloorSettleS so that its
+// clocks are at their steady level (docs/measurement.md, "The launch floor"). A floor whose SM
+// clock reads below kClockLowFraction of `max_sm_clock_mhz` is measured once more after another
+// settle; `clock_low` says whether it still was.
 struct LaunchFloor {
   TimingMode mode;
   Measurement m;
+  bool clock_low = false;
+  int attempts = 1;
 };
-std::vector<LaunchFloor> measure_launch_floor(const RunSettings& settings);
+inline constexpr double kFloorSettleS = 0.2;
+std::vector<LaunchFloor> measure_launch_floor(const RunSettings& settings,
+                                              double max_sm_clock_mhz = 0);
+// The floor's sampling: the run's settings, raised to at least these.
+RunSettings floor_settings(const RunSettings& run);
+
+// Keeps every SM busy for `seconds` (the clock probe kernel, back to back) and returns the SM
+// clock read at its end, MHz (0: unknown).
+double settle_clocks(double seconds);
 
 // Whether the blocking kernel ever timed out in this process (then windows may include launch
 // latency; a warning has been printed).

@@ -47,7 +47,32 @@ __global__ void clock_probe_kernel(float* mhz, int* claimed, std::uint64_t spin_
   if (first) mhz[smid] = static_cast<float>(1e3 * static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0));
 }
 
+// The producer of `hot_inputs`: rewrites every 16-byte word with itself XOR `mask` (0 at run
+// time; an argument, so the compiler must keep the load and the store), leaving the buffer dirty
+// in L2 as the kernel that produced it would.
+__global__ void touch_kernel(uint4* buf, std::size_t words, std::uint32_t mask) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < words;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    uint4 v = buf[i];
+    v.x ^= mask;
+    v.y ^= mask;
+    v.z ^= mask;
+    v.w ^= mask;
+    buf[i] = v;
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_touch(void* buf, std::size_t bytes, std::uint32_t mask, int sm_count,
+                         cudaStream_t stream) {
+  const std::size_t words = (bytes + 15) / 16;
+  if (words == 0) return cudaSuccess;
+  const std::size_t want = (words + 255) / 256;
+  const auto blocks = static_cast<unsigned>(want < 8u * sm_count ? want : 8u * sm_count);
+  touch_kernel<<<blocks, 256, 0, stream>>>(static_cast<uint4*>(buf), words, mask);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_blocker(const volatile int* release, volatile int* timed_out,
                            std::uint64_t timeout_ns, cudaStream_t stream) {

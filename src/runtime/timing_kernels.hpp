@@ -21,6 +21,12 @@ cudaError_t launch_read_flush(const void* buf,  // [bytes]
                               std::uint32_t* sink,  // [1]
                               int sm_count, cudaStream_t stream);
 
+// Rewrites every 16-byte word of `buf` (bytes rounded up to whole words, which the allocation
+// must hold) with itself XOR `mask`; with mask 0 the bytes stay, and the buffer ends dirty in L2,
+// as a producer kernel leaves its output. `hot_inputs`' producer (docs/measurement.md).
+cudaError_t launch_touch(void* buf, std::size_t bytes, std::uint32_t mask, int sm_count,
+                         cudaStream_t stream);
+
 // One thread doing nothing: what a launch costs when the kernel has no work.
 cudaError_t launch_empty(cudaStream_t stream);
 

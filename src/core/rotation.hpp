@@ -1,0 +1,47 @@
+// How many independent buffer sets a case is timed over (`settings.rotate`, docs/measurement.md
+// "Rotated buffers"). Pure: the runner passes what it knows of the case and the device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/sweep.hpp"
+
+namespace kvbench {
+
+// `rotate: auto` picks the smallest N whose sets together exceed this many times the L2 size.
+inline constexpr double kRotateL2Multiple = 3.0;
+// Fraction of the free device memory the sets may take (the rest: the engine, the L2 flush
+// buffer, fragmentation).
+inline constexpr double kRotateDeviceFraction = 0.8;
+
+struct RotationInput {
+  int setting = 1;                     // settings.rotate (kRotateAuto or N)
+  TimingMode mode = TimingMode::graph;
+  std::int64_t set_bytes = 0;          // bytes one launch touches: SPEC.md §4's logical bytes
+  std::size_t set_device_bytes = 0;    // device bytes one set allocates
+  std::size_t l2_bytes = 0;
+  std::size_t device_free_bytes = 0;   // 0: unknown, no cap
+};
+
+struct RotationChoice {
+  int sets = 1;
+  std::string refused;  // non-empty: an explicit N does not fit; the case fails with this reason
+};
+
+// Explicit N: N, or refused when N sets do not fit in the free device memory. auto: 1 in cold
+// mode (the flush already makes every launch cold); else the smallest N with
+// N * set_bytes > kRotateL2Multiple * l2_bytes, capped by what fits in the device memory (at
+// least 1) and by kMaxBufferSets.
+RotationChoice choose_buffer_sets(const RotationInput& in);
+
+// Launches in one CUDA graph over `sets` buffer sets: launches_per_sample rounded up to a
+// multiple of `sets`, so every replay launches each set equally often (launch i on set i mod N).
+int graph_launches(int launches_per_sample, int sets);
+
+// The seed of buffer set `set` of a case whose seed is `case_seed`: set 0 keeps the case's seed,
+// so a run with rotate 1 sees exactly the inputs it always did.
+std::uint64_t set_seed(std::uint64_t case_seed, int set);
+
+}  // namespace kvbench

@@ -1,0 +1,340 @@
+// reshape_and_cache_flash's stages (case_sets.hpp): admit (slots, scales, injected input and the
+// SPEC.md §2 checks), one set's buffers, build and check, and the slot table after timing.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "core/inputs.hpp"
+#include "core/mismatch_report.hpp"
+#include "core/rotation.hpp"
+#include "core/validate.hpp"
+#include "kernels/slot_check.hpp"
+#include "reference/reference.hpp"
+#include "runtime/case_sets.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace kvbench::stages {
+namespace {
+
+std::vector<float> make_scales(const Case& c, std::uint64_t seed) {
+  if (c.scale == ScaleMode::none) return {};
+  const std::int64_t n = c.scale == ScaleMode::per_head ? c.num_heads : 1;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  std::uint64_t state = seed;
+  for (auto& x : v)  // positive, finite, not powers of two: the division must round
+    x = 0.25f + static_cast<float>(splitmix64(state) % 4096) / 1024.0f + 1.0f / 3.0f;
+  return v;
+}
+
+// A physical slot that no token writes and that is not the skip slot: what the SWA table's
+// guard entry (index -1) names, so a kernel reading swa_slot_mapping[-1] writes a slot whose
+// canary the comparison checks. The geometry always leaves such slots (slack after T tokens).
+std::int64_t untargeted_slot(const std::vector<std::int64_t>& owners, const CacheGeometry& g) {
+  for (std::int64_t s = 0; s < g.num_slots; ++s)
+    if (owners[static_cast<std::size_t>(s)] < 0 && s != g.skip_slot) return s;
+  return 0;
+}
+
+// The host side of one set: slots and scales (small), inputs and the reference (large).
+struct Slots {
+  SlotData slots;
+  std::vector<float> k_scale, v_scale;
+};
+struct CacheHost {
+  Bytes key, value, expected;
+};
+
+// Slots and scales of set `set`, with the case's injected bad input. Returns the reason when
+// the injection does not apply to the case.
+std::string make_set_slots(const Case& c, CacheGeometry& g, std::uint64_t seed, Slots& out) {
+  out.slots = make_slots(c, g, seed + 2);
+  out.k_scale = make_scales(c, seed + 3);
+  out.v_scale = make_scales(c, seed + 4);
+  return inject_cache(c, g, out.slots, out.k_scale);
+}
+
+// SPEC.md §2's bad-input checks; "" when the set is valid.
+std::string check_set(const Case& c, const CacheGeometry& g, const Slots& s) {
+  for (std::string bad :
+       {check_slots(s.slots, g), check_cache_strides(c, g), check_scales(s.k_scale, s.v_scale)})
+    if (!bad.empty()) return bad;
+  return "";
+}
+
+class CacheWriteSets final : public CaseSets {
+ public:
+  CacheWriteSets(const Case& c, const CacheGeometry& g, Slots first, std::uint64_t seed,
+                 const ValidationOptions& options, const LaunchOverride& override_launch)
+      : c_(c), g_(g), first_slots_(std::move(first)), seed_(seed), options_(options),
+        override_(override_launch) {
+    const std::size_t osize = size_of(c.out_dtype);
+    guard_bytes_ = static_cast<std::size_t>(g.guard_elems) * osize;
+    v_bytes_ = static_cast<std::size_t>(g.value_cache_offset) * osize;
+    const std::size_t input = static_cast<std::size_t>(g.key_elems) * size_of(c.in_dtype);
+    key_at_ = layout_.add(input);
+    value_at_ = layout_.add(input);
+    slots_at_ = layout_.add(first_slots_.slots.slot_mapping.size() * sizeof(std::int64_t));
+    swa_at_ = layout_.add(c.swa ? (first_slots_.slots.swa_table.size() + 1) * sizeof(std::int64_t) : 0);
+    ks_at_ = layout_.add(first_slots_.k_scale.size() * sizeof(float));
+    vs_at_ = layout_.add(first_slots_.v_scale.size() * sizeof(float));
+    layout_.end_inputs();
+    cache_bytes_ = static_cast<std::size_t>(g.cache_elems + 2 * g.guard_elems) * osize;
+    cache_at_ = layout_.add(cache_bytes_);
+    table_bytes_ = static_cast<std::size_t>(g.num_slots) * sizeof(std::int32_t);
+    table_at_ = layout_.add(table_bytes_);
+    first_bad_at_ = layout_.add(sizeof(unsigned long long));
+  }
+
+  const SetLayout& layout() const override { return layout_; }
+  std::int64_t set_bytes() const override {
+    return cache_write_bytes(c_, first_slots_.slots.swa_lookups, first_slots_.slots.written_tokens);
+  }
+
+  bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
+    const std::uint64_t seed = set_seed(seed_, set);
+    Slots later;
+    if (set > 0) {
+      CacheGeometry g = g_;  // the injection already applied to the shared geometry in admit
+      make_set_slots(c_, g, seed, later);
+      if (std::string bad = check_set(c_, g_, later); !bad.empty()) {
+        row.status = Status::rejected;
+        row.reason = set_prefix(set, sets) + bad;
+        return false;
+      }
+    }
+    const Slots& sl = set == 0 ? first_slots_ : later;
+    const SlotData& slots = sl.slots;
+    const std::vector<std::int64_t> owners = slot_owners(slots, g_);
+    // The SWA table travels with one guard entry before it (see untargeted_slot).
+    std::vector<std::int64_t> swa_guarded;
+    if (c_.swa) {
+      swa_guarded.push_back(untargeted_slot(owners, g_));
+      swa_guarded.insert(swa_guarded.end(), slots.swa_table.begin(), slots.swa_table.end());
+    }
+    upload(base + slots_at_, slots.slot_mapping.data(), slots.slot_mapping.size() * 8, stream);
+    upload(base + swa_at_, swa_guarded.data(), swa_guarded.size() * 8, stream);
+    upload(base + ks_at_, sl.k_scale.data(), sl.k_scale.size() * sizeof(float), stream);
+    upload(base + vs_at_, sl.v_scale.data(), sl.v_scale.size() * sizeof(float), stream);
+    args_.push_back(args_for(base));
+    if (options_.check_bounds) {
+      if (!bounds_ok(set, sets, base, slots, stream, row)) return false;
+      if (std::string bad = check_set(c_, g_, sl); !bad.empty()) {
+        row.status = Status::rejected;
+        row.reason = set_prefix(set, sets) + bad;
+        return false;
+      }
+    }
+    if (set == 0) {
+      row.written_tokens = slots.written_tokens;
+      row.bytes = set_bytes();
+    }
+
+    static LastCase<CacheHost> last;
+    const auto make = [&] { return make_host(seed, sl); };
+    CacheHost fresh;
+    if (set > 0) fresh = make();
+    const CacheHost& host = set == 0 ? last.get(c_, seed, make) : fresh;
+    upload(base + key_at_, host.key.data(), host.key.size(), stream);
+    upload(base + value_at_, host.value.data(), host.value.size(), stream);
+    KVB_CUDA_CHECK(cudaMemsetAsync(base + cache_at_, kCanary, cache_bytes_, stream));
+    // slot_order's inverse slot table: all -1 before each launch, and each launch must leave it so.
+    KVB_CUDA_CHECK(cudaMemsetAsync(base + table_at_, 0xFF, table_bytes_, stream));
+    const Locate locate = [&](std::int64_t i) {
+      const CacheLocation l = locate_cache(c_, g_, i);
+      std::string where = to_string(l);
+      if (l.where == CacheLocation::Where::element) {
+        const std::int64_t owner = owners[static_cast<std::size_t>(l.slot)];
+        where += owner >= 0 ? " of token " + std::to_string(owner) : ", which no token writes";
+      }
+      return where;
+    };
+    const Bytes actual =
+        launch_and_compare([this, set](cudaStream_t s) { return launch(set, s); }, base + cache_at_,
+                           host.expected, c_.out_dtype, stream, options_, locate, row);
+    if (set == 0) {
+      first_ = &host;
+      first_actual_ = actual;
+    }
+    if (row.status != Status::incorrect) return true;
+    row.reason = set_prefix(set, sets) + row.reason;
+    if (set > 0 && should_save(options_, row)) save_set(set, host, sl, actual);
+    return false;
+  }
+
+  cudaError_t launch(int set, cudaStream_t s) const override {
+    const kernels::CacheWriteArgs& a = args_[static_cast<std::size_t>(set)];
+    return override_.cache_write ? override_.cache_write(a, s)
+                                 : kernels::launch_cache_write(a, c_.variant, s);
+  }
+
+  // Timing relaunches with the same tables: a launch that left an entry set would have timed
+  // (and a later validation would write) the wrong slots.
+  void recheck(int sets, cudaStream_t stream, Row& row) override {
+    std::vector<std::int32_t> table(static_cast<std::size_t>(g_.num_slots));
+    for (int set = 0; set < sets && row.status == Status::passed; ++set) {
+      KVB_CUDA_CHECK(cudaMemcpyAsync(table.data(), args_[static_cast<std::size_t>(set)].slot_table,
+                                     table_bytes_, cudaMemcpyDeviceToHost, stream));
+      KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const auto bad = std::find_if(table.begin(), table.end(), [](std::int32_t v) { return v != -1; });
+      if (bad == table.end()) continue;
+      row.status = Status::incorrect;
+      row.reason = set_prefix(set, sets) + "slot table entry " + std::to_string(bad - table.begin()) +
+                   " = " + std::to_string(*bad) + " after the launches (each launch must leave it -1)";
+    }
+  }
+
+  void save(const ValidationOptions&, const Row&) override {
+    if (first_) save_set(0, *first_, first_slots_, first_actual_);
+  }
+
+ private:
+  CacheHost make_host(std::uint64_t seed, const Slots& sl) const {
+    const Case& c = c_;
+    const CacheGeometry& g = g_;
+    CacheHost h{host_bytes(g.key_elems, c.in_dtype), host_bytes(g.key_elems, c.in_dtype),
+                host_bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype)};
+    fill_random(c.in_dtype, h.key.data(), g.key_elems, seed);
+    fill_random(c.in_dtype, h.value.data(), g.key_elems, seed + 1);
+    // [guard | K and V caches | guard], all canary; the reference writes cache elements only.
+    std::memset(h.expected.data(), kCanary, h.expected.size());
+    unsigned char* exp_k = h.expected.data() + guard_bytes_;
+    const SlotData& slots = sl.slots;
+    ref::reshape_and_cache_flash(
+        {c.in_dtype, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim, c.block_size,
+         g.num_blocks, h.key.data(), h.value.data(), g.key_s0, g.key_s1, g.key_s0, g.key_s1,
+         slots.slot_mapping.data(), c.swa ? slots.swa_table.data() : nullptr,
+         static_cast<std::int64_t>(slots.swa_table.size()), g.skip_slot, c.layout, exp_k,
+         exp_k + v_bytes_, g.block_stride, c.scale, sl.k_scale.empty() ? nullptr : sl.k_scale.data(),
+         sl.v_scale.empty() ? nullptr : sl.v_scale.data()});
+    return h;
+  }
+
+  kernels::CacheWriteArgs args_for(unsigned char* base) const {
+    const Case& c = c_;
+    const CacheGeometry& g = g_;
+    kernels::CacheWriteArgs a{};
+    a.key = base + key_at_;
+    a.value = base + value_at_;
+    a.key_cache = base + cache_at_ + guard_bytes_;
+    a.value_cache = base + cache_at_ + guard_bytes_ + v_bytes_;
+    a.slot_mapping = reinterpret_cast<const std::int64_t*>(base + slots_at_);
+    a.swa_slot_mapping = c.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1 : nullptr;
+    const bool scaled = !first_slots_.k_scale.empty();  // nullptr without a scale, as the args say
+    a.k_scale = scaled ? reinterpret_cast<const float*>(base + ks_at_) : nullptr;
+    a.v_scale = scaled ? reinterpret_cast<const float*>(base + vs_at_) : nullptr;
+    a.num_tokens = c.num_tokens;
+    a.num_heads = c.num_heads;
+    a.head_size = c.head_dim;
+    a.block_size = c.block_size;
+    a.key_s0 = a.value_s0 = g.key_s0;
+    a.key_s1 = a.value_s1 = g.key_s1;
+    a.block_stride = g.block_stride;
+    a.slot_stride = g.slot_stride;
+    a.head_stride = g.head_stride;
+    a.skip_slot = g.skip_slot;
+    a.num_slots = g.num_slots;
+    a.slot_table = reinterpret_cast<std::int32_t*>(base + table_at_);
+    a.scale = c.scale;
+    a.in_dtype = c.in_dtype;
+    a.out_dtype = c.out_dtype;
+    return a;
+  }
+
+  // --check-bounds: the slot range pre-pass on the device; false (rejected) at the first bad token.
+  bool bounds_ok(int set, int sets, unsigned char* base, const SlotData& slots, cudaStream_t s,
+                 Row& row) const {
+    auto* d_first = reinterpret_cast<unsigned long long*>(base + first_bad_at_);
+    const kernels::SlotCheckArgs a{reinterpret_cast<const std::int64_t*>(base + slots_at_),
+                                   c_.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1
+                                          : nullptr,
+                                   static_cast<std::int64_t>(slots.slot_mapping.size()),
+                                   static_cast<std::int64_t>(slots.swa_table.size()), g_.num_slots,
+                                   d_first};
+    KVB_CUDA_CHECK(kernels::launch_slot_check(a, s));
+    unsigned long long first = 0;
+    KVB_CUDA_CHECK(cudaMemcpyAsync(&first, d_first, sizeof first, cudaMemcpyDeviceToHost, s));
+    KVB_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (first == kernels::kNoBadToken) return true;
+    const auto t = static_cast<std::int64_t>(first);
+    const std::int64_t logical = slots.slot_mapping[static_cast<std::size_t>(t)];
+    std::string what = "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(logical);
+    if (c_.swa && logical < static_cast<std::int64_t>(slots.swa_table.size()))
+      what += ", swa_slot_mapping[" + std::to_string(logical) +
+              "] = " + std::to_string(slots.swa_table[static_cast<std::size_t>(logical)]);
+    row.status = Status::rejected;
+    row.reason = set_prefix(set, sets) + "token " + std::to_string(t) + ": " + what +
+                 " out of range (NB*BS = " + std::to_string(g_.num_slots) +
+                 (c_.swa ? ", SWA table size " + std::to_string(slots.swa_table.size()) : "") +
+                 "); found on the device by --check-bounds, the cache write was not launched";
+    return false;
+  }
+
+  void save_set(int set, const CacheHost& host, const Slots& sl, const Bytes& actual) const {
+    const Case& c = c_;
+    const CacheGeometry& g = g_;
+    std::ostringstream geo;
+    geo << "key/value [T, H, D] strides (" << g.key_s0 << ", " << g.key_s1 << ", 1); caches: "
+        << to_string(c.layout) << ", NB " << g.num_blocks << ", block stride " << g.block_stride
+        << ", slot stride " << g.slot_stride << ", head stride " << g.head_stride
+        << "; key_cache starts at element " << g.guard_elems << " of cache_expected / cache_actual, "
+        << "value_cache " << g.value_cache_offset << " elements after it (guards of "
+        << g.guard_elems << " canary elements before and after); skip_slot " << g.skip_slot;
+    std::vector<SavedTensor> t = {tensor("key", c.in_dtype, host.key),
+                                  tensor("value", c.in_dtype, host.value),
+                                  i64_tensor("slot_mapping", sl.slots.slot_mapping),
+                                  tensor("cache_expected", c.out_dtype, host.expected),
+                                  tensor("cache_actual", c.out_dtype, actual)};
+    if (c.swa) t.push_back(i64_tensor("swa_slot_mapping", sl.slots.swa_table));
+    if (!sl.k_scale.empty()) {
+      t.push_back(f32_tensor("k_scale", sl.k_scale));
+      t.push_back(f32_tensor("v_scale", sl.v_scale));
+    }
+    save_tensors(options_, c, set, geo.str(), t);
+  }
+
+  Case c_;
+  CacheGeometry g_;
+  Slots first_slots_;
+  std::uint64_t seed_;
+  const ValidationOptions& options_;
+  const LaunchOverride& override_;
+  SetLayout layout_;
+  std::size_t guard_bytes_ = 0, v_bytes_ = 0, key_at_ = 0, value_at_ = 0, slots_at_ = 0,
+              swa_at_ = 0, ks_at_ = 0, vs_at_ = 0, cache_at_ = 0, cache_bytes_ = 0, table_at_ = 0,
+              table_bytes_ = 0, first_bad_at_ = 0;
+  std::vector<kernels::CacheWriteArgs> args_;  // per built set
+  const CacheHost* first_ = nullptr;           // set 0's host data (the LastCase cache holds it)
+  Bytes first_actual_;
+};
+
+}  // namespace
+
+std::unique_ptr<CaseSets> cache_write_sets(const Case& c, std::uint64_t seed,
+                                           const ValidationOptions& options,
+                                           const LaunchOverride& override_launch, Row& row) {
+  if (!kernels::cache_write_supported(c.in_dtype, c.out_dtype)) {
+    row.status = Status::not_supported;
+    row.reason = "dtype pair " + std::string(to_string(c.in_dtype)) + "->" +
+                 std::string(to_string(c.out_dtype)) + " not supported (inputs: f32, f16, bf16)";
+    return nullptr;
+  }
+  CacheGeometry g = cache_geometry(c);
+  Slots first;
+  if (std::string why = make_set_slots(c, g, seed, first); !why.empty()) {
+    row.status = Status::not_supported;
+    row.reason = why;
+    return nullptr;
+  }
+  // Without --check-bounds the host checks refuse bad input before anything is allocated; with
+  // it, the device pre-pass (in build) must find a bad slot first, so the slot check waits.
+  if (!options.check_bounds) {
+    if (std::string bad = check_set(c, g, first); !bad.empty()) {
+      row.status = Status::rejected;
+      row.reason = bad;
+      return nullptr;
+    }
+  }
+  return std::make_unique<CacheWriteSets>(c, g, std::move(first), seed, options, override_launch);
+}
+
+}  // namespace kvbench::stages
