@@ -130,10 +130,7 @@ class CacheWriteSets final : public CaseSets {
     }
 
     static LastCase<CacheHost> last;
-    const auto make = [&] { return make_host(seed, sl); };
-    CacheHost fresh;
-    if (set > 0) fresh = make();
-    const CacheHost& host = set == 0 ? last.get(c_, seed, make) : fresh;
+    const CacheHost& host = last.get(c_, seed_, set, [&] { return make_host(seed, sl); });
     upload(base + key_at_, host.key.data(), host.key.size(), stream);
     upload(base + value_at_, host.value.data(), host.value.size(), stream);
     KVB_CUDA_CHECK(cudaMemsetAsync(base + cache_at_, kCanary, cache_bytes_, stream));
@@ -303,7 +300,7 @@ class CacheWriteSets final : public CaseSets {
               swa_at_ = 0, ks_at_ = 0, vs_at_ = 0, cache_at_ = 0, cache_bytes_ = 0, table_at_ = 0,
               table_bytes_ = 0, first_bad_at_ = 0;
   std::vector<kernels::CacheWriteArgs> args_;  // per built set
-  const CacheHost* first_ = nullptr;           // set 0's host data (the LastCase cache holds it)
+  const CacheHost* first_ = nullptr;           // set 0's host data (held by the LastCase cache)
   Bytes first_actual_;
 };
 

@@ -37,10 +37,7 @@ class ConcatSets final : public CaseSets {
   bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
     static LastCase<ConcatHost> last;
     const std::uint64_t seed = set_seed(seed_, set);
-    const auto make = [&] { return make_host(seed); };
-    ConcatHost fresh;
-    if (set > 0) fresh = make();
-    const ConcatHost& host = set == 0 ? last.get(c_, seed, make) : fresh;
+    const ConcatHost& host = last.get(c_, seed_, set, [&] { return make_host(seed); });
     upload(base + nope_at_, host.nope.data(), host.nope.size(), stream);
     upload(base + rope_at_, host.rope.data(), host.rope.size(), stream);
     KVB_CUDA_CHECK(cudaMemsetAsync(base + k_at_, kCanary, k_bytes_, stream));
@@ -114,7 +111,7 @@ class ConcatSets final : public CaseSets {
   SetLayout layout_;
   std::size_t guard_bytes_ = 0, nope_at_ = 0, rope_at_ = 0, k_at_ = 0, k_bytes_ = 0;
   std::vector<kernels::ConcatArgs> args_;  // per built set
-  const ConcatHost* first_ = nullptr;      // set 0's host data (the LastCase cache holds it)
+  const ConcatHost* first_ = nullptr;      // set 0's host data (held by the LastCase cache)
   Bytes first_actual_;
 };
 

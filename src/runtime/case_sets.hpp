@@ -81,30 +81,32 @@ bool should_save(const ValidationOptions& o, const Row& row);
 // "set 3 of 61: " for a set after the first, so a reason says which set failed.
 std::string set_prefix(int set, int sets);
 
-// Host inputs and reference output of set 0 of the last case, reused by the next case when it
-// differs only in its variant (sweeps vary the variant fastest): generating inputs and running
+// Host inputs and reference outputs of every set of the last case, reused by the next case when
+// it differs only in its variant (sweeps vary the variant fastest): generating inputs and running
 // the reference dominate a sweep's host time. Variants see identical inputs (case_seed ignores
-// them). Later sets are made, checked and dropped one at a time.
+// them). What it holds is bounded by the rotation: sets beyond the first exist only while their
+// case is below 3x L2 (or kMaxBufferSets of them).
 template <class HostData>
 class LastCase {
  public:
   template <class Make>
-  const HostData& get(const Case& c, std::uint64_t seed, Make&& make) {
+  const HostData& get(const Case& c, std::uint64_t case_seed, int set, Make&& make) {
     Case key_case = c;
     key_case.variant = Variant::seed_port;
-    const std::string key = describe(key_case) + " seed=" + std::to_string(seed);
+    const std::string key = describe(key_case) + " seed=" + std::to_string(case_seed);
     if (key != key_) {
-      data_.reset();  // free the previous case's buffers before allocating this one's
-      key_.clear();
-      data_ = std::make_unique<HostData>(make());
+      data_.clear();  // free the previous case's buffers before allocating this one's
       key_ = key;
     }
-    return *data_;
+    const auto i = static_cast<std::size_t>(set);
+    if (data_.size() <= i) data_.resize(i + 1);
+    if (!data_[i]) data_[i] = std::make_unique<HostData>(make());
+    return *data_[i];
   }
 
  private:
   std::string key_;
-  std::unique_ptr<HostData> data_;
+  std::vector<std::unique_ptr<HostData>> data_;
 };
 
 // One op's case, set by set. The runner owns the device memory of every set (one allocation,
