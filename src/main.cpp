@@ -78,14 +78,17 @@ int main(int argc, char** argv) {
       ->check(number_in(0, false, 65536));
   add_timing_flags(study, overrides);
 
-  std::string bounds_input;
-  std::int64_t max_tokens = 128;
+  std::string bounds_input, bounds_variant;
+  std::int64_t max_tokens = std::int64_t{1} << 40;
   CLI::App* bounds = app.add_subcommand(
-      "bounds", "Time the fastest plain write and move of each small case's bytes");
+      "bounds", "Time the fastest plain kernels moving each case's bytes to its places (its bound)");
   bounds->add_option("results", bounds_input, "Result CSV of `kvbench run`")->required();
   bounds->add_option("-o,--output", output, "CSV to write")->required();
-  bounds->add_option("--max-tokens", max_tokens, "Cases with num_tokens up to this (default 128)")
+  bounds->add_option("--max-tokens", max_tokens, "Only cases with num_tokens up to this (default: all)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  bounds->add_option("--variant", bounds_variant, "Only rows of this variant (e.g. optimized)");
+  bounds->add_option("--seed", overrides.seed,
+                     "The run's input seed, which gives each case's slots (settings.seed; default 1)");
   add_timing_flags(bounds, overrides);
 
   CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) return cmd_list(config_path, format);
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);
-    if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, overrides);
+    if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, bounds_variant, overrides);
     return cmd_run(run_args);
   } catch (const NoDeviceError& e) {
     std::fprintf(stderr, "kvbench: %s\n", e.what());

@@ -117,5 +117,45 @@ TEST(Bounds, OutputLinesHaveTheHeadersColumns) {
   EXPECT_EQ(commas(line) - 1, commas(bounds_header()));  // one comma inside the quotes
 }
 
+TEST(Bounds, EverySizeAndOneVariantOnRequestWithTheRowsSetCount) {
+  const ResultTable t = read_results(kPerf);
+  std::size_t timed = 0, optimized = 0;
+  for (const ResultRow& r : t.rows) {
+    const bool ok = r.status == Status::passed && r.timing.has_value();
+    timed += ok;
+    optimized += ok && r.axes[1] == "optimized";
+  }
+  EXPECT_EQ(bound_cases(t, std::int64_t{1} << 40).size(), timed);
+  const std::vector<BoundCase> opt = bound_cases(t, std::int64_t{1} << 40, "optimized");
+  ASSERT_EQ(opt.size(), optimized);
+  ASSERT_GT(optimized, 200u);
+  for (const BoundCase& c : opt) {
+    EXPECT_EQ(c.c.variant, Variant::optimized);
+    EXPECT_EQ(c.buffer_sets, 1);  // a schema-1 run: one set
+    // The rebuilt case is the row's: same description as the runner would print.
+    const ResultRow& r = t.rows[c.row];
+    EXPECT_EQ(std::to_string(c.c.num_tokens), r.axes[kT]);
+    EXPECT_EQ(std::string(to_string(c.c.out_dtype)), r.axes[kOut]);
+  }
+}
+
+TEST(Bounds, ARowNamingNoCaseIsRefusedByFileAndLine) {
+  ResultTable bad = one_row(8 * 16 + 2 * 16 * 2 * 8 * 128 * 2, 16);
+  bad.rows[0].axes[12] = "maybe";  // swa
+  expect_error(bad, "r.csv:7: swa 'maybe' is not true or false");
+}
+
+TEST(Bounds, TheBoundIsTheScatterForTheCacheWriteAndTheMoveForConcat) {
+  BoundRow r;
+  r.median_us = 10;
+  r.move_floor_us = 8;
+  EXPECT_EQ(bound_of(r), 8);
+  r.scatter_floor_us = 9;
+  EXPECT_EQ(bound_of(r), 9);
+  r.axes.assign(16, "x");
+  const std::string line = bounds_line(r);
+  EXPECT_NE(line.find(",9.0000,90.0000"), std::string::npos) << line;  // bound_us, pct_of_bound
+}
+
 }  // namespace
 }  // namespace kvbench

@@ -391,6 +391,93 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
     EXPECT_EQ(r.move_floor_method.rfind("move16 t", 0), 0u) << r.move_floor_method;
   }
   EXPECT_EQ(rows[1].move_floor_us, rows[2].move_floor_us);  // one split, timed once
+  for (const BoundRow& r : rows) {  // the cache write's bound: its rows scattered to its slots
+    EXPECT_GT(r.scatter_floor_us, 0.0);
+    EXPECT_EQ(r.scatter_floor_method.rfind("scatter16 t", 0), 0u) << r.scatter_floor_method;
+    EXPECT_EQ(bound_of(r), r.scatter_floor_us);
+  }
+}
+
+// Every size, rotated as its row was: the bound of a T=1024 row over its 3 sets, no write floor
+// past T=128, and concat's bound is its contiguous move.
+TEST_F(Gpu, BoundsCoverEverySizeRotated) {
+  const auto row = [](const std::string& kernel, const std::string& tokens, std::int64_t bytes,
+                      std::int64_t written) {
+    ResultRow r;
+    r.axes = {kernel, "optimized", "s", tokens, "8", "128", kernel[0] == 'c' ? "64" : "0", "16",
+              "bf16", "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+    r.status = Status::passed;
+    r.timing = Timing{5.0, 4.9, 5.1};
+    r.written_tokens = written;
+    r.bytes = bytes;
+    r.buffer_sets = 3;
+    return r;
+  };
+  const std::int64_t per_token = 8 + 2 * 8 * 128 * 4;
+  const std::int64_t concat = 1024 * (8 * 128 * 2 + 64 * 2 + 8 * 192 * 2);
+  ResultTable t{"t.csv", {row("reshape_and_cache_flash", "1024", 1024 * per_token, 1024),
+                          row("concat_and_cast_mha_k", "1024", concat, 1024)}};
+  RunSettings s;
+  s.warmup = 1;
+  s.min_samples = 2;
+  s.min_time_s = 0;
+  s.timeout_s = 0.05;
+  const std::vector<BoundRow> rows = measure_bounds(t, std::int64_t{1} << 40, s);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const BoundRow& r : rows) {
+    EXPECT_EQ(r.buffer_sets, 3);
+    EXPECT_EQ(r.write_floor_us, 0.0);  // T > 128: not timed
+    EXPECT_GT(r.move_floor_us, 0.0);
+  }
+  EXPECT_GT(rows[0].scatter_floor_us, 0.0);
+  EXPECT_EQ(rows[1].scatter_floor_us, 0.0);
+  EXPECT_EQ(bound_of(rows[1]), rows[1].move_floor_us);
+}
+
+// The scatter bound moves each head chunk of each written token to its row, K and V, and
+// touches nothing else.
+TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
+  const Stream stream;
+  constexpr std::int64_t T = 3, H = 2, chunk = 32;  // bytes per head, read and written
+  const std::int64_t head_stride = 48, v_offset = 1024, dst_bytes = 2048;
+  const std::vector<std::int64_t> rows = {512, -1, 128};
+  std::vector<unsigned char> k(T * H * chunk), v(T * H * chunk);
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    k[i] = static_cast<unsigned char>(i);
+    v[i] = static_cast<unsigned char>(255 - i);
+  }
+  const DeviceBuffer d_k(k.size()), d_v(v.size()), d_rows(8 * T), d_dst(dst_bytes), sink(4);
+  KVB_CUDA_CHECK(cudaMemcpyAsync(d_k.get(), k.data(), k.size(), cudaMemcpyHostToDevice, stream.get()));
+  KVB_CUDA_CHECK(cudaMemcpyAsync(d_v.get(), v.data(), v.size(), cudaMemcpyHostToDevice, stream.get()));
+  KVB_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), 8 * T, cudaMemcpyHostToDevice, stream.get()));
+  for (int word : {16, 8, 4, 2, 1}) {
+    SCOPED_TRACE("word " + std::to_string(word));
+    KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
+    ScatterArgs a;
+    a.src_k = d_k.get();
+    a.src_v = d_v.get();
+    a.dst_row = d_rows.as<std::int64_t>();
+    a.dst = d_dst.get();
+    a.v_offset = v_offset;
+    a.tokens = T;
+    a.heads = H;
+    a.head_read = a.head_write = chunk;
+    a.head_stride = head_stride;
+    a.word_bytes = word;
+    a.sink = sink.as<std::uint32_t>();
+    ASSERT_EQ(launch_scatter(a, 128, stream.get()), cudaSuccess);
+    std::vector<unsigned char> got(dst_bytes);
+    KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost, stream.get()));
+    KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    std::vector<unsigned char> want(dst_bytes, 0xAB);
+    for (std::int64_t t = 0; t < T; ++t)
+      for (std::int64_t h = 0; h < H && rows[t] >= 0; ++h)
+        for (std::int64_t b = 0; b < chunk; ++b) {
+          want[rows[t] + h * head_stride + b] = k[(t * H + h) * chunk + b];
+          want[rows[t] + v_offset + h * head_stride + b] = v[(t * H + h) * chunk + b];
+        }
+    EXPECT_EQ(got, want);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// `kvbench bounds`: the fastest plain write and move of each small case's bytes.
+// `kvbench bounds`: the fastest plain kernels moving each case's bytes (runtime/bounds_runner.hpp).
 #include <cstdio>
 
 #include "cli/commands.hpp"
@@ -12,15 +12,15 @@
 namespace kvbench::cli {
 
 int cmd_bounds(const std::string& results_path, const std::string& output,
-               std::int64_t max_tokens, const Overrides& overrides) {
+               std::int64_t max_tokens, const std::string& variant, const Overrides& overrides) {
   RunSettings s;
   apply(overrides, s);
   const ResultTable results = read_results(results_path);
-  bound_cases(results, max_tokens);  // refuse bad rows before touching the GPU
+  bound_cases(results, max_tokens, variant);  // refuse bad rows before touching the GPU
   open_device();
   const std::vector<BoundRow> rows =
-      measure_bounds(results, max_tokens, s, [](std::size_t done, std::size_t total) {
-        std::fprintf(stderr, "\rkvbench bounds: %zu/%zu byte splits timed", done, total);
+      measure_bounds(results, max_tokens, s, variant, [](std::size_t done, std::size_t total) {
+        std::fprintf(stderr, "\rkvbench bounds: %zu/%zu floors timed", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       });
   const DeviceDetails d = device_details();
@@ -32,8 +32,9 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
     text += bounds_line(r) + "\n";
   }
   write_file_atomic(output, text);
-  std::printf("%s: %zu rows of num_tokens <= %lld from %s\n", output.c_str(), rows.size(),
-              static_cast<long long>(max_tokens), results_path.c_str());
+  std::printf("%s: %zu rows of num_tokens <= %lld%s from %s\n", output.c_str(), rows.size(),
+              static_cast<long long>(max_tokens),
+              variant.empty() ? "" : (", variant " + variant).c_str(), results_path.c_str());
   return kOk;
 }
 

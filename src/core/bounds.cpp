@@ -1,6 +1,7 @@
 #include "core/bounds.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "core/csv.hpp"
 #include "core/types.hpp"
@@ -24,14 +25,49 @@ std::string fixed(double v) {
 
 }  // namespace
 
-std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens) {
+Case case_of(const ResultTable& t, const ResultRow& r) {
+  const auto& a = r.axes;
+  const auto at = [&](const char* name) -> const std::string& { return a[axis(name)]; };
+  const auto flag = [&](const char* name) {
+    if (at(name) != "true" && at(name) != "false")
+      throw std::invalid_argument(std::string(name) + " '" + at(name) + "' is not true or false");
+    return at(name) == "true";
+  };
+  try {
+    Case c;
+    c.kernel = from_string<Kernel>(at("kernel"));
+    c.variant = from_string<Variant>(at("variant"));
+    c.sweep = at("sweep");
+    c.num_tokens = std::stoll(at("num_tokens"));  // digits, checked by read_results
+    c.num_heads = std::stoll(at("num_heads"));
+    c.head_dim = std::stoll(at("head_dim"));
+    c.rope_dim = std::stoll(at("rope_dim"));
+    c.block_size = std::stoll(at("block_size"));
+    c.in_dtype = from_string<DType>(at("in_dtype"));
+    c.out_dtype = from_string<DType>(at("out_dtype"));
+    c.layout = from_string<Layout>(at("layout"));
+    c.scale = from_string<ScaleMode>(at("scale"));
+    c.swa = flag("swa");
+    c.kv_interleaved = flag("kv_interleaved");
+    c.strides = from_string<StrideMode>(at("strides"));
+    c.slots = from_string<SlotPattern>(at("slots"));
+    return c;
+  } catch (const std::invalid_argument& e) {
+    throw ResultCsvError(t.path + ":" + std::to_string(r.line) + ": " + e.what());
+  }
+}
+
+std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
+                                   const std::string& variant) {
   static const std::size_t kernel = axis("kernel"), tokens = axis("num_tokens"),
                            heads = axis("num_heads"), dim = axis("head_dim"),
-                           rope = axis("rope_dim"), out = axis("out_dtype");
+                           rope = axis("rope_dim"), out = axis("out_dtype"),
+                           var = axis("variant");
   std::vector<BoundCase> cases;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const ResultRow& r = t.rows[i];
     if (r.status != Status::passed || !r.timing) continue;
+    if (!variant.empty() && r.axes[var] != variant) continue;
     const std::int64_t T = std::stoll(r.axes[tokens]);  // digits, checked by read_results
     if (T > max_tokens) continue;
     const std::string at = t.path + ":" + std::to_string(r.line) + ": ";
@@ -58,16 +94,22 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
       throw ResultCsvError(at + "column 'bytes': " + std::to_string(*r.bytes) +
                            " is less than the case's output alone (" + std::to_string(elems) +
                            " bytes)");
-    cases.push_back({i, *r.bytes - elems, elems});
+    cases.push_back({i, *r.bytes - elems, elems, case_of(t, r), r.buffer_sets});
   }
   return cases;
+}
+
+double bound_of(const BoundRow& r) {
+  return r.scatter_floor_us > 0 ? r.scatter_floor_us : r.move_floor_us;
 }
 
 std::string bounds_header() {
   std::vector<std::string> cols = result_axis_columns();
   for (const char* c : {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us",
                         "pdl_launch_floor_us", "write_floor_us", "write_floor_method",
-                        "move_floor_us", "move_floor_method", "device", "device_uuid", "git_sha"})
+                        "move_floor_us", "move_floor_method", "device", "device_uuid", "git_sha",
+                        "buffer_sets", "scatter_floor_us", "scatter_floor_method", "bound_us",
+                        "pct_of_bound"})
     cols.emplace_back(c);
   return join_csv(cols);
 }
@@ -78,9 +120,12 @@ std::string bounds_line(const BoundRow& r) {
   for (std::string v :
        {fixed(r.median_us), std::to_string(r.bytes), std::to_string(r.read_bytes),
         std::to_string(r.write_bytes), fixed(r.launch_floor_us), fixed(r.pdl_launch_floor_us),
-        fixed(r.write_floor_us), csv_quoted(r.write_floor_method), fixed(r.move_floor_us),
+        r.write_floor_us > 0 ? fixed(r.write_floor_us) : std::string(), csv_quoted(r.write_floor_method), fixed(r.move_floor_us),
         csv_quoted(r.move_floor_method), csv_quoted(r.device), csv_quoted(r.device_uuid),
-        csv_quoted(r.git_sha)})
+        csv_quoted(r.git_sha), std::to_string(r.buffer_sets),
+        r.scatter_floor_us > 0 ? fixed(r.scatter_floor_us) : std::string(),
+        csv_quoted(r.scatter_floor_method), fixed(bound_of(r)),
+        r.median_us > 0 ? fixed(100 * bound_of(r) / r.median_us) : std::string()})
     f.push_back(std::move(v));
   return join_csv(f);
 }

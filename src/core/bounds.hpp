@@ -1,12 +1,14 @@
-// `kvbench bounds`: the bytes of each small case of a result CSV, split into what the kernel
-// reads and what it writes (SPEC.md §4), so that the fastest plain write and the fastest plain
-// move of the same bytes can be timed beside it. docs/targets.md says what those floors show.
+// `kvbench bounds`: the bytes of each case of a result CSV, split into what the kernel reads and
+// what it writes (SPEC.md §4), so that the fastest plain kernels moving the same bytes can be
+// timed beside it: a contiguous move, a write alone (T <= 128), and for the cache write a scatter
+// of the same rows to the same slots. docs/targets.md says what those floors show.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/case.hpp"
 #include "core/result_csv.hpp"
 
 namespace kvbench {
@@ -14,25 +16,42 @@ namespace kvbench {
 struct BoundCase {
   std::size_t row = 0;  // index into ResultTable::rows
   std::int64_t read_bytes = 0, write_bytes = 0;
+  Case c;               // rebuilt from the row's axes (its inputs and slots follow from the seed)
+  int buffer_sets = 1;  // the row's: the floors are timed over as many sets
 };
 
-// Timed rows (status passed, median set) with num_tokens <= max_tokens, in file order. The
+// The case a result row names. Throws ResultCsvError naming FILE:LINE for a value no case has.
+Case case_of(const ResultTable& t, const ResultRow& r);
+
+// Timed rows (status passed, median set) with num_tokens <= max_tokens and, when `variant` is
+// not empty, of that variant, in file order. The
 // written bytes are the output elements (concat: T*H*(NOPE+ROPE); cache write: written tokens
 // * 2*H*D) times the output dtype's size; the rest of `bytes` is read. Throws ResultCsvError
 // naming FILE:LINE for a selected row without bytes or written_tokens, or whose split is
 // negative.
-std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens);
+std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
+                                   const std::string& variant = "");
+
+// Below this many tokens the write alone is timed too (a write floor for the launch-bound cases).
+inline constexpr std::int64_t kWriteFloorMaxTokens = 128;
 
 // One output row: the case's axes and time from the result CSV, its split, and the floors.
 struct BoundRow {
   std::vector<std::string> axes;
   double median_us = 0;
   std::int64_t bytes = 0, read_bytes = 0, write_bytes = 0;
-  double write_floor_us = 0, move_floor_us = 0;
+  double write_floor_us = 0, move_floor_us = 0;  // write: 0 when not timed (T > 128)
   double launch_floor_us = 0, pdl_launch_floor_us = 0;  // empty kernel, without and with PDL
   std::string write_floor_method, move_floor_method;
+  int buffer_sets = 1;
+  double scatter_floor_us = 0;  // cache write: the same rows to the same slots; 0 for concat
+  std::string scatter_floor_method;
   std::string device, device_uuid, git_sha;  // where and with what the floors were timed
 };
+
+// The case's own bound: the scatter for the cache write, the contiguous move for concat (whose
+// output is K, contiguous per token). bound / median_us is the row's pct_of_bound.
+double bound_of(const BoundRow& r);
 
 std::string bounds_header();
 std::string bounds_line(const BoundRow& r);

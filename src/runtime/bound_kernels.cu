@@ -49,6 +49,44 @@ __global__ void move16_kernel(const uint4* __restrict__ src, std::size_t read_wo
   }
 }
 
+__device__ __forceinline__ std::uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
+__device__ __forceinline__ std::uint32_t fold(uint2 v) { return v.x ^ v.y; }
+__device__ __forceinline__ std::uint32_t fold(std::uint32_t v) { return v; }
+__device__ __forceinline__ std::uint32_t fold(std::uint16_t v) { return v; }
+__device__ __forceinline__ std::uint32_t fold(std::uint8_t v) { return v; }
+template <class W>
+__device__ __forceinline__ W zero_word() {
+  return W{};
+}
+
+// One thread per destination-or-source word of every (token, K/V, head) chunk, grid-stride.
+template <class W>
+__global__ void scatter_kernel(ScatterArgs a) {
+  pdl_launch_dependents();
+  pdl_wait();
+  const std::int64_t rw = a.head_read / static_cast<std::int64_t>(sizeof(W));
+  const std::int64_t ww = a.head_write / static_cast<std::int64_t>(sizeof(W));
+  const std::int64_t wph = rw > ww ? rw : ww;      // words per head chunk
+  const std::int64_t per_pair = a.heads * wph;     // words per (token, K/V)
+  const std::int64_t total = a.tokens * 2 * per_pair;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t pair = i / per_pair, j = i - pair * per_pair;
+    const std::int64_t t = pair >> 1, kv = pair & 1;
+    const std::int64_t row = a.dst_row[t];
+    if (row < 0) continue;  // skipped tokens cost only their entry
+    const std::int64_t h = j / wph, w = j - h * wph;
+    const auto* src = static_cast<const W*>(kv ? a.src_v : a.src_k) + (t * a.heads + h) * rw;
+    const W v = w < rw ? src[w] : zero_word<W>();
+    auto* dst = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset +
+                                     h * a.head_stride);
+    if (w < ww)
+      dst[w] = v;
+    else if (fold(v) == a.never)
+      *a.sink = a.never;
+  }
+}
+
 bool valid(BoundShape s) {
   return (s.per_thread == 1 || s.per_thread == 2 || s.per_thread == 4 || s.per_thread == 8) &&
          s.threads > 0 && s.threads <= 1024 && s.threads % 32 == 0;
@@ -64,6 +102,31 @@ unsigned blocks_for(std::size_t words, BoundShape s) {
 }
 
 }  // namespace
+
+cudaError_t launch_scatter(const ScatterArgs& a, int threads, cudaStream_t stream) {
+  if (threads <= 0 || threads > 1024 || threads % 32 != 0) return cudaErrorInvalidValue;
+  const std::int64_t wb = a.word_bytes;
+  const std::int64_t wph = (a.head_read > a.head_write ? a.head_read : a.head_write) / wb;
+  const std::int64_t total = a.tokens * 2 * a.heads * wph;
+  if (total <= 0) return cudaErrorInvalidValue;
+  // Enough blocks to fill the GPU several times over; the grid-stride loop covers the rest.
+  const std::int64_t want = (total + threads - 1) / threads;
+  const dim3 grid(static_cast<unsigned>(want < (1 << 20) ? want : (1 << 20))), block(threads);
+  switch (a.word_bytes) {
+    case 16:
+      return launch_pdl(scatter_kernel<uint4>, grid, block, stream, a);
+    case 8:
+      return launch_pdl(scatter_kernel<uint2>, grid, block, stream, a);
+    case 4:
+      return launch_pdl(scatter_kernel<std::uint32_t>, grid, block, stream, a);
+    case 2:
+      return launch_pdl(scatter_kernel<std::uint16_t>, grid, block, stream, a);
+    case 1:
+      return launch_pdl(scatter_kernel<std::uint8_t>, grid, block, stream, a);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
 
 cudaError_t launch_empty_pdl(cudaStream_t stream) {
   return launch_pdl(empty_pdl_kernel, dim3(1), dim3(1), stream);

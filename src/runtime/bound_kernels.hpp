@@ -31,4 +31,24 @@ cudaError_t launch_move16(const void* src, std::size_t read_bytes, void* dst,
                           std::size_t write_bytes, std::uint32_t never, std::uint32_t* sink,
                           BoundShape shape, cudaStream_t stream);
 
+// The scatter bound of a cache write: for every token t whose dst_row[t] >= 0, and for K (kv 0)
+// and V (kv 1), each head's input chunk (head_read bytes, contiguous in src_k / src_v [T, H]) is
+// moved to dst + dst_row[t] + kv * v_offset + h * head_stride (head_write bytes there). Word j of
+// a destination chunk is word j of its source chunk, or zero past it; source words without a
+// destination are read and kept through `sink`, as in launch_move16. Words are the widest of
+// 16, 8, 4, 2, 1 bytes dividing every size and offset (`word_bytes`).
+struct ScatterArgs {
+  const void* src_k;          // [T, H, head_read bytes]
+  const void* src_v;          // [T, H, head_read bytes]
+  const std::int64_t* dst_row;  // [T], byte offset of token t's K row in dst, or -1: skipped
+  void* dst;                  // the caches
+  std::int64_t v_offset = 0;  // bytes from K's row to V's
+  std::int64_t tokens = 0, heads = 0;
+  std::int64_t head_read = 0, head_write = 0, head_stride = 0;  // bytes
+  int word_bytes = 16;
+  std::uint32_t never = 1;
+  std::uint32_t* sink = nullptr;
+};
+cudaError_t launch_scatter(const ScatterArgs& a, int threads, cudaStream_t stream);
+
 }  // namespace kvbench

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "core/inputs.hpp"
+#include "core/rotation.hpp"
 #include "runtime/bound_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
+#include "runtime/runner.hpp"
 #include "runtime/timer.hpp"
 #include "runtime/timing_kernels.hpp"
 
@@ -16,10 +21,17 @@ namespace {
 
 constexpr int kPerThread[] = {1, 2, 4, 8};
 constexpr int kThreads[] = {128, 256, 512};
+constexpr int kScatterThreads[] = {128, 256, 512};
+// Above this many bytes written, a move tries only the shapes that win at large sizes (every
+// block streams several words per thread); the full grid of shapes costs a dozen measurements.
+constexpr std::int64_t kFullSearchBytes = 4 << 20;
+constexpr BoundShape kLargeShapes[] = {{4, 256}, {8, 256}, {4, 512}, {2, 512}};
 
 std::string shape_name(BoundShape s) {
   return "t" + std::to_string(s.threads) + "x" + std::to_string(s.per_thread);
 }
+
+std::size_t words16(std::int64_t bytes) { return (static_cast<std::size_t>(bytes) + 15) / 16 * 16; }
 
 struct Best {
   double us = 0;
@@ -32,66 +44,177 @@ struct Best {
   }
 };
 
+// Timed over `sets` buffer sets, as the case was: `launch(set, stream)`.
+double time_sets(const SetLaunch& launch, int sets, cudaStream_t stream, const RunSettings& s) {
+  RunSettings r = s;
+  r.hot_inputs = false;
+  return measure(Workload{launch, sets, {}}, stream, r).stats.median_us;
+}
+
+// The contiguous floors of one (read, write, sets) split: the fastest move of the bytes, and for
+// the launch-bound sizes the fastest write of the output bytes alone.
+std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int sets, bool with_write,
+                                   cudaStream_t st, const RunSettings& s) {
+  const std::size_t rb = words16(std::max<std::int64_t>(read, 16)),
+                    wb = words16(std::max<std::int64_t>(write, 16));
+  const DeviceBuffer src(rb * static_cast<std::size_t>(sets)), dst(wb * static_cast<std::size_t>(sets)),
+      sink(sizeof(std::uint32_t));
+  // Every source word reads 0x5A5A5A5A, so the XOR of a 16-byte word is 0, never 1.
+  KVB_CUDA_CHECK(cudaMemsetAsync(src.get(), 0x5A, src.bytes(), st));
+  KVB_CUDA_CHECK(cudaMemsetAsync(dst.get(), 0, dst.bytes(), st));
+  const std::uint32_t never = 1;
+  auto* d = dst.as<unsigned char>();
+  auto* r = src.as<unsigned char>();
+  const auto w = static_cast<std::size_t>(write), rd = static_cast<std::size_t>(read);
+  Best write_best, move_best;
+  std::vector<BoundShape> shapes;
+  if (write > kFullSearchBytes) {
+    shapes.assign(std::begin(kLargeShapes), std::end(kLargeShapes));
+  } else {
+    for (int threads : kThreads)
+      for (int k : kPerThread) shapes.push_back({k, threads});
+  }
+  if (with_write && w > 0) {
+    write_best.consider(time_sets([&](int set, cudaStream_t x) {
+                          return cudaMemsetAsync(d + set * wb, 0, w, x);
+                        }, sets, st, s),
+                        "memset");
+    for (BoundShape shape : shapes)
+      write_best.consider(time_sets([&](int set, cudaStream_t x) {
+                            return launch_store16(d + set * wb, w, shape, x);
+                          }, sets, st, s),
+                          "store16 " + shape_name(shape));
+  }
+  for (BoundShape shape : shapes)
+    move_best.consider(time_sets([&](int set, cudaStream_t x) {
+                         return launch_move16(r + set * rb, rd, d + set * wb, w, never,
+                                              sink.as<std::uint32_t>(), shape, x);
+                       }, sets, st, s),
+                       "move16 " + shape_name(shape));
+  return {write_best, move_best};
+}
+
+// Byte offset of each token's K row (head 0) in the caches, or -1 when it writes nothing: the
+// slots the case's own set `set` writes (the runner's seeds, so the same slots).
+std::vector<std::int64_t> dst_rows(const Case& c, const CacheGeometry& g, std::uint64_t seed,
+                                   std::size_t osize) {
+  const SlotData slots = make_slots(c, g, seed + 2);
+  std::vector<std::int64_t> rows(slots.slot_mapping.size(), -1);
+  for (std::size_t t = 0; t < rows.size(); ++t) {
+    std::int64_t slot = slots.slot_mapping[t];
+    if (slot >= 0 && c.swa) slot = slots.swa_table[static_cast<std::size_t>(slot)];
+    if (slot < 0 || slot == g.skip_slot) continue;
+    const std::int64_t block = slot / c.block_size, offset = slot % c.block_size;
+    rows[t] = (block * g.block_stride + offset * g.slot_stride) * static_cast<std::int64_t>(osize);
+  }
+  return rows;
+}
+
+int word_bytes(std::initializer_list<std::int64_t> sizes) {
+  for (int w : {16, 8, 4, 2})
+    if (std::all_of(sizes.begin(), sizes.end(), [w](std::int64_t v) { return v % w == 0; })) return w;
+  return 1;
+}
+
+// The scatter bound of a cache-write case: its rows to its slots, over as many sets as it had.
+Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t st,
+                   const RunSettings& s) {
+  const CacheGeometry g = cache_geometry(c);
+  const auto isize = static_cast<std::int64_t>(size_of(c.in_dtype)),
+             osize = static_cast<std::int64_t>(size_of(c.out_dtype));
+  const std::int64_t head_read = c.head_dim * isize, head_write = c.head_dim * osize;
+  const std::int64_t input = words16(c.num_tokens * c.num_heads * head_read);
+  const std::int64_t cache = words16(g.cache_elems * osize);
+  const std::int64_t rows_bytes = words16(c.num_tokens * 8);
+  const std::int64_t per_set = 2 * input + cache + rows_bytes;
+  const DeviceBuffer buf(static_cast<std::size_t>(per_set) * static_cast<std::size_t>(sets)),
+      sink(sizeof(std::uint32_t));
+  auto* base = buf.as<unsigned char>();
+  KVB_CUDA_CHECK(cudaMemsetAsync(base, 0x5A, buf.bytes(), st));  // XOR of a word: 0, never 1
+  const std::uint64_t seed = case_seed(c, run_seed);
+  std::vector<ScatterArgs> args;
+  for (int set = 0; set < sets; ++set) {
+    unsigned char* b = base + static_cast<std::size_t>(set) * static_cast<std::size_t>(per_set);
+    const std::vector<std::int64_t> rows =
+        dst_rows(c, g, set_seed(seed, set), static_cast<std::size_t>(osize));
+    KVB_CUDA_CHECK(cudaMemcpyAsync(b + 2 * input + cache, rows.data(), rows.size() * 8,
+                                   cudaMemcpyHostToDevice, st));
+    ScatterArgs a;
+    a.src_k = b;
+    a.src_v = b + input;
+    a.dst = b + 2 * input;
+    a.dst_row = reinterpret_cast<const std::int64_t*>(b + 2 * input + cache);
+    a.v_offset = g.value_cache_offset * osize;
+    a.tokens = c.num_tokens;
+    a.heads = c.num_heads;
+    a.head_read = head_read;
+    a.head_write = head_write;
+    a.head_stride = g.head_stride * osize;
+    a.word_bytes = word_bytes({head_read, head_write, a.head_stride, g.slot_stride * osize,
+                               g.block_stride * osize, a.v_offset});
+    a.sink = sink.as<std::uint32_t>();
+    args.push_back(a);
+  }
+  KVB_CUDA_CHECK(cudaStreamSynchronize(st));  // `rows` of each set uploaded before it is freed
+  Best best;
+  for (int threads : kScatterThreads)
+    best.consider(time_sets([&](int set, cudaStream_t x) {
+                    return launch_scatter(args[static_cast<std::size_t>(set)], threads, x);
+                  }, sets, st, s),
+                  "scatter" + std::to_string(args.front().word_bytes) + " t" +
+                      std::to_string(threads));
+  return best;
+}
+
 }  // namespace
 
 std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t max_tokens,
-                                     const RunSettings& settings,
+                                     const RunSettings& settings, const std::string& variant,
                                      void (*progress)(std::size_t, std::size_t)) {
-  const std::vector<BoundCase> cases = bound_cases(results, max_tokens);
-  std::map<std::pair<std::int64_t, std::int64_t>, std::pair<Best, Best>> floors;
-  std::int64_t most = 16;
-  for (const BoundCase& c : cases) {
-    floors[{c.read_bytes, c.write_bytes}];
-    most = std::max({most, c.read_bytes, c.write_bytes});
-  }
+  const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
   std::vector<BoundRow> rows;
   if (cases.empty()) return rows;
+  // Equal splits share their contiguous floors; a case's variants share its scatter floor.
+  using Split = std::tuple<std::int64_t, std::int64_t, int, bool>;
+  std::map<Split, std::pair<Best, Best>> splits;
+  std::map<std::pair<std::string, int>, Best> scatters;
+  const auto split_of = [](const BoundCase& c) {
+    return Split{c.read_bytes, c.write_bytes, c.buffer_sets, c.c.num_tokens <= kWriteFloorMaxTokens};
+  };
+  const auto scatter_key = [](const BoundCase& c) {
+    Case k = c.c;
+    k.variant = Variant::seed_port;
+    return std::make_pair(describe(k) + " sweep=" + k.sweep, c.buffer_sets);
+  };
+  for (const BoundCase& c : cases) {
+    splits[split_of(c)];
+    if (c.c.kernel == Kernel::cache_write) scatters[scatter_key(c)];
+  }
 
   const Stream stream;
   const cudaStream_t st = stream.get();
-  const std::size_t buffer = (static_cast<std::size_t>(most) + 15) / 16 * 16;
-  const DeviceBuffer src(buffer), dst(buffer), sink(sizeof(std::uint32_t));
-  // Every source word reads 0x5A5A5A5A, so the XOR of a 16-byte word is 0, never 1.
-  KVB_CUDA_CHECK(cudaMemsetAsync(src.get(), 0x5A, buffer, st));
-  KVB_CUDA_CHECK(cudaMemsetAsync(dst.get(), 0, buffer, st));
-  const std::uint32_t never = 1;
-
   const RunSettings& s = settings;
   const double launch_floor =
       measure([](cudaStream_t x) { return timing::launch_empty(x); }, st, s).stats.median_us;
   const double pdl_launch_floor =
       measure([](cudaStream_t x) { return launch_empty_pdl(x); }, st, s).stats.median_us;
+  const std::size_t total = splits.size() + scatters.size();
   std::size_t done = 0;
-  for (auto& [split, best] : floors) {
-    const auto [read, write] = split;
-    const auto w = static_cast<std::size_t>(write), r = static_cast<std::size_t>(read);
-    auto& [write_best, move_best] = best;
-    if (w > 0) {
-      const Launch memset = [&](cudaStream_t x) { return cudaMemsetAsync(dst.get(), 0, w, x); };
-      write_best.consider(measure(memset, st, s).stats.median_us, "memset");
-    }
-    for (int threads : kThreads)
-      for (int k : kPerThread) {
-        const BoundShape shape{k, threads};
-        if (w > 0)
-          write_best.consider(
-              measure([&](cudaStream_t x) { return launch_store16(dst.get(), w, shape, x); }, st, s)
-                  .stats.median_us,
-              "store16 " + shape_name(shape));
-        move_best.consider(measure(
-                               [&](cudaStream_t x) {
-                                 return launch_move16(src.get(), r, dst.get(), w, never,
-                                                      sink.as<std::uint32_t>(), shape, x);
-                               },
-                               st, s)
-                               .stats.median_us,
-                           "move16 " + shape_name(shape));
-      }
-    if (progress) progress(++done, floors.size());
+  for (auto& [split, best] : splits) {
+    const auto& [read, write, sets, with_write] = split;
+    best = split_floors(read, write, sets, with_write, st, s);
+    if (progress) progress(++done, total);
+  }
+  for (const BoundCase& c : cases) {
+    if (c.c.kernel != Kernel::cache_write) continue;
+    Best& best = scatters.at(scatter_key(c));
+    if (!best.method.empty()) continue;
+    best = scatter_floor(c.c, s.seed, c.buffer_sets, st, s);
+    if (progress) progress(++done, total);
   }
   for (const BoundCase& c : cases) {
     const ResultRow& r = results.rows[c.row];
-    const auto& [write_best, move_best] = floors.at({c.read_bytes, c.write_bytes});
+    const auto& [write_best, move_best] = splits.at(split_of(c));
     BoundRow b;
     b.axes = r.axes;
     b.median_us = r.timing->median_us;
@@ -104,6 +227,12 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
     b.write_floor_method = write_best.method;
     b.move_floor_us = move_best.us;
     b.move_floor_method = move_best.method;
+    b.buffer_sets = c.buffer_sets;
+    if (c.c.kernel == Kernel::cache_write) {
+      const Best& scatter = scatters.at(scatter_key(c));
+      b.scatter_floor_us = scatter.us;
+      b.scatter_floor_method = scatter.method;
+    }
     rows.push_back(std::move(b));
   }
   return rows;

@@ -1,10 +1,13 @@
-// `kvbench bounds`: for each small case of a result CSV, the fastest of several plain ways to
-// write its output bytes, and to read its input bytes and write its output bytes, timed with the
-// same engine and settings as `kvbench run`. A kernel that must write W bytes cannot beat the
-// best way found to write W bytes by much; how far each case is from both is the question.
+// `kvbench bounds`: for each case of a result CSV, the fastest of several plain kernels that move
+// its bytes, timed with the same engine and settings as `kvbench run` and over as many buffer
+// sets as the case had (its row's buffer_sets): a contiguous move of its input bytes to its
+// output bytes; for the cache write a scatter of the same rows to the same slots (its bound); for
+// T <= 128 the write of its output bytes alone. A kernel cannot beat the best plain way found to
+// move its bytes to its places by much; how far each case is from it is the question.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/bounds.hpp"
@@ -12,10 +15,11 @@
 
 namespace kvbench {
 
-// One row per bound_cases() entry; equal (read, write) splits are timed once. `progress` is
-// called after each distinct split with (done, total). Throws CudaError.
+// One row per bound_cases() entry; equal (read, write, sets) splits are timed once, and a case's
+// variants share its scatter. settings.seed must be the run's: it gives the case's slots.
+// `progress` is called after each distinct measurement with (done, total). Throws CudaError.
 std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t max_tokens,
-                                     const RunSettings& settings,
+                                     const RunSettings& settings, const std::string& variant = "",
                                      void (*progress)(std::size_t, std::size_t) = nullptr);
 
 }  // namespace kvbench
