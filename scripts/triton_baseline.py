@@ -4,7 +4,7 @@ writes rows in kvbench's result CSV schema with variant `triton`, so they plot a
 beside the CUDA rows.
 
   triton_baseline.py CONFIG -o OUT.csv [--kvbench BIN] [--warmup N] [--samples N]
-                     [--graph-launches N] [--seed N]
+                     [--graph-launches N] [--seed N] [--rotate N|auto] [--case I ...]
 
 The cases come from `kvbench list CONFIG --format csv` (the YAML is not parsed here), the header
 from `kvbench schema`. Per case, like `kvbench run`: inputs are random and never zero; the
@@ -14,11 +14,18 @@ torch reference that implements SPEC.md; a case that passes is timed as a CUDA g
 flushed). Cases the seed cannot run (see seed_triton.py) get status not_supported and the reason.
 Cases that differ only in variant are run once.
 
+--rotate N|auto times the seed's kernels as `kvbench run --rotate` times kvbench's
+(docs/measurement.md, "Rotated buffers"): N independent sets of a case's buffers (inputs, caches,
+slot mappings with their own random slots), each checked bit for bit; the graph holds
+--graph-launches rounded up to a multiple of N launches, launch i on set i mod N. `auto` is the
+smallest N whose sets together exceed 3x L2, capped by 80% of the free device memory and by
+4096 sets, as kvbench's choose_buffer_sets(). Rows carry buffer_sets (schema 2).
+
 Exit status: 0 every case passed or was not_supported; 1 some case was incorrect or failed;
 2 bad command line or `kvbench list` failed; 3 cannot write the CSV.
 
 Only run_case() and below need torch and triton (imported lazily), so the case parsing, support
-rules, geometry and CSV writing are testable without them (tests/test_plot.py).
+rules, geometry and CSV writing are testable without them (tests/test_scripts.py).
 """
 import argparse
 import csv
@@ -32,6 +39,10 @@ PAD = 16           # extra elements per stride in `strides: padded` (src/core/ca
 SGLANG_V = 128     # V head size after NOPE in kv_b_proj's output (`strides: sglang`)
 SGLANG_LORA = 512  # kv_lora_rank: the latent is 512 + ROPE wide
 INT32_MAX = 2**31 - 1
+SCHEMA_VERSION = "2"       # kvbench's result CSV schema; 2 adds buffer_sets
+L2_MULTIPLE = 3.0          # rotate auto: the sets together exceed this many times L2
+DEVICE_FRACTION = 0.8      # of the free device memory the sets may take
+MAX_BUFFER_SETS = 4096     # kvbench's kMaxBufferSets
 DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
 INT_COLUMNS = ("num_tokens", "num_heads", "head_dim", "rope_dim", "block_size")
 CONCAT = "concat_and_cast_mha_k"
@@ -154,6 +165,46 @@ def logical_bytes(c, swa_lookups=0, written_tokens=None):
     return 8 * T + 8 * swa_lookups + written * 2 * H * D * (i + o)
 
 
+def parse_rotate(text):
+    """'auto' -> 0, 'N' -> N in [1, MAX_BUFFER_SETS]; UsageError otherwise (kvbench's parse_rotate)."""
+    if text == "auto":
+        return 0
+    if not text.isdigit() or not 1 <= int(text) <= MAX_BUFFER_SETS:
+        raise UsageError(f"--rotate: expected auto or an integer in [1, {MAX_BUFFER_SETS}], "
+                         f"got '{text}'")
+    return int(text)
+
+
+def choose_sets(setting, set_bytes, set_device_bytes, l2_bytes, free_bytes):
+    """The set count, as kvbench's choose_buffer_sets(): an explicit N is kept (None when it does
+    not fit in the free memory); auto is the smallest N with N * set_bytes > 3 * L2, capped by
+    what fits (at least 1) and by MAX_BUFFER_SETS."""
+    fit = (math.floor(DEVICE_FRACTION * free_bytes / set_device_bytes)
+           if free_bytes > 0 and set_device_bytes > 0 else MAX_BUFFER_SETS)
+    if setting != 0:
+        return None if setting > 1 and setting > fit else setting
+    if set_bytes <= 0:
+        return 1
+    wanted = math.floor(L2_MULTIPLE * l2_bytes / set_bytes) + 1
+    return int(min(wanted, max(1, fit), MAX_BUFFER_SETS))
+
+
+def graph_launches(launches, sets):
+    """Launches in one graph: `launches` rounded up to a multiple of `sets` (kvbench's)."""
+    return -(-max(1, launches) // max(1, sets)) * max(1, sets)
+
+
+def set_device_bytes(c):
+    """Device bytes one set allocates (inputs, output, reference), an estimate for the cap."""
+    i, o = DTYPE_SIZE[c["in_dtype"]], DTYPE_SIZE[c["out_dtype"]]
+    if c["kernel"] == CONCAT:
+        g = concat_geometry(c)
+        return (g["nope_elems"] + g["rope_elems"]) * i + 2 * g["k_elems"] * o
+    g = cache_geometry(c)
+    T, H, D = c["num_tokens"], c["num_heads"], c["head_dim"]
+    return 2 * T * H * D * i + 2 * g["cache_elems"] * o + 16 * g["logical_slots"]
+
+
 def percentile(sorted_values, q):
     """Linear interpolation between order statistics (numpy's default, as src/core/stats.cpp)."""
     pos = (len(sorted_values) - 1) * q
@@ -172,17 +223,19 @@ def summarize(samples_us):
 
 
 def make_row(case, status, device, git_sha, reason="", mismatches=0, written_tokens=0,
-             byte_count=0, stats=None):
+             byte_count=0, stats=None, buffer_sets=1, launches=None):
     """One CSV row as a dict keyed by column name; timing columns empty when not timed."""
     row = {k: v for k, v in case.items() if k != "case"}
     for k in ("swa", "kv_interleaved"):
         row[k] = "true" if case[k] else "false"
-    row.update(schema_version="1", variant=VARIANT, status=status, reason=reason,
+    row.update(schema_version=SCHEMA_VERSION, variant=VARIANT, status=status, reason=reason,
                mismatches=mismatches, written_tokens=written_tokens, bytes=byte_count,
-               device=device, git_sha=git_sha)
+               buffer_sets=buffer_sets, device=device, git_sha=git_sha)
     if stats:
         row["mode"] = "graph"
         row["samples"] = stats["samples"]
+        if launches:
+            row["launches_per_sample"] = launches
         for k in ("median_us", "mean_us", "min_us", "max_us", "p10_us", "p90_us"):
             row[k] = f"{stats[k]:.3f}"
         row["rel_stdev"] = f"{stats['rel_stdev']:.5f}"
@@ -372,17 +425,18 @@ def setup_cache(c, gen):
     return launch, cache_buf, ref_buf, logical_bytes(c, lookups, written), written
 
 
-def time_graph(launch, warmup, samples, launches):
-    """Per-launch µs: a CUDA graph of `launches` launches, each replay timed with events."""
+def time_graph(launches_by_set, warmup, samples, launches):
+    """Per-launch µs: a CUDA graph of `launches` launches (launch i on set i mod N), each replay
+    timed with events."""
     import torch
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        launch()  # outside capture: JIT compilation and autotuning happen here
+        launches_by_set[0]()  # outside capture: JIT compilation and autotuning happen here
     stream.synchronize()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=stream):
-        for _ in range(launches):
-            launch()
+        for i in range(launches):
+            launches_by_set[i % len(launches_by_set)]()
     with torch.cuda.stream(stream):
         for _ in range(warmup):
             graph.replay()
@@ -398,24 +452,58 @@ def time_graph(launch, warmup, samples, launches):
     return times
 
 
+def set_generator(args, c, set_index):
+    """The generator of a case's set: set 0 is the case's own seed (the rows of an unrotated run)."""
+    import torch
+    base = args.seed * 1000003 + int(c["case"])
+    return torch.Generator(device="cuda").manual_seed(base + set_index * 0x9E3779B1)
+
+
 def run_case(c, args, device, git_sha):
     import torch
     reason = unsupported_reason(c)
     if reason:
         return make_row(c, "not_supported", device, git_sha, reason=reason)
-    gen = torch.Generator(device="cuda").manual_seed(args.seed * 1000003 + int(c["case"]))
+    setup = setup_concat if c["kernel"] == CONCAT else setup_cache
     try:
-        setup = setup_concat if c["kernel"] == CONCAT else setup_cache
-        launch, out, ref, byte_count, written = setup(c, gen)
+        # Set 0: checked element by element, as without rotation; it also gives the set's bytes.
+        launch, out, ref, byte_count, written = setup(c, set_generator(args, c, 0))
         launch()
         torch.cuda.synchronize()
         count, why = mismatch_reason(out, ref)
         if count:
             return make_row(c, "incorrect", device, git_sha, reason=why, mismatches=count,
                             written_tokens=written, byte_count=byte_count)
-        stats = summarize(time_graph(launch, args.warmup, args.samples, args.graph_launches))
+        del ref
+        free, _ = torch.cuda.mem_get_info()
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        sets = choose_sets(args.rotate_sets, byte_count, set_device_bytes(c), l2, free)
+        if sets is None:
+            return make_row(c, "failed", device, git_sha,
+                            reason=f"rotate {args.rotate_sets} needs "
+                                   f"{args.rotate_sets * set_device_bytes(c) / 1e9:.2f} GB of device "
+                                   f"memory, {free / 1e9:.2f} GB free")
+        launches, bad = [launch], []
+        for k in range(1, sets):  # every set checked; one synchronization for all of them
+            more, out_k, ref_k, _, _ = setup(c, set_generator(args, c, k))
+            more()
+            size = out_k.element_size()
+            bad.append((out_k.view(torch.uint8).view(-1, size) !=
+                        ref_k.view(torch.uint8).view(-1, size)).any(dim=1).sum())
+            launches.append(more)
+            del ref_k
+        if bad:
+            counts = torch.stack(bad).tolist()
+            first = next((k for k, n in enumerate(counts) if n), None)
+            if first is not None:
+                return make_row(c, "incorrect", device, git_sha,
+                                reason=f"set {first + 1} of {sets}: {counts[first]} mismatching "
+                                       f"elements", mismatches=counts[first],
+                                written_tokens=written, byte_count=byte_count, buffer_sets=sets)
+        n = graph_launches(args.graph_launches, sets)
+        stats = summarize(time_graph(launches, args.warmup, args.samples, n))
         return make_row(c, "passed", device, git_sha, written_tokens=written,
-                        byte_count=byte_count, stats=stats)
+                        byte_count=byte_count, stats=stats, buffer_sets=sets, launches=n)
     except torch.cuda.OutOfMemoryError:
         torch.cuda.empty_cache()
         return make_row(c, "failed", device, git_sha, reason="out of device memory")
@@ -433,7 +521,16 @@ def main(argv=None):
     p.add_argument("--samples", type=int, default=30)
     p.add_argument("--graph-launches", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rotate", default="1",
+                   help="buffer sets per case, N or auto (kvbench run --rotate); default 1")
+    p.add_argument("--case", type=int, nargs="+", dest="only",
+                   help="only these cases (numbers as `kvbench list` prints them)")
     args = p.parse_args(argv)
+    try:
+        args.rotate_sets = parse_rotate(args.rotate)
+    except UsageError as e:
+        print(f"triton_baseline.py: {e}", file=sys.stderr)
+        return 2
     if min(args.warmup, args.samples, args.graph_launches) < 1:
         print("triton_baseline.py: --warmup, --samples, --graph-launches must be positive",
               file=sys.stderr)
@@ -446,6 +543,14 @@ def main(argv=None):
         print(f"triton_baseline.py: {e}", file=sys.stderr)
         return 2
     git_sha = version.rsplit("git ", 1)[-1].rstrip(")") if "git " in version else ""
+    if args.only:
+        known = {int(c["case"]) for c in cases}
+        missing = [i for i in args.only if i not in known]
+        if missing:
+            print(f"triton_baseline.py: --case {missing[0]}: out of range ({len(cases)} cases)",
+                  file=sys.stderr)
+            return 2
+        cases = [c for c in cases if int(c["case"]) in set(args.only)]
 
     import torch
     import triton
@@ -470,7 +575,8 @@ def main(argv=None):
             print(f"triton_baseline.py: {args.output}: {e.strerror}", file=sys.stderr)
             return 3
         bad += row["status"] in ("incorrect", "failed")
-        timing = f"{row['median_us']:>10} us {row['gbps']:>8} GB/s" if row.get("median_us") else row["reason"]
+        timing = (f"{row['median_us']:>10} us {row['gbps']:>8} GB/s, {row['buffer_sets']} sets"
+                  if row.get("median_us") else row["reason"])
         print(f"[{c['case']}] {row['status']:<13} {c['kernel']} {c['sweep']} T={c['num_tokens']} "
               f"H={c['num_heads']} D={c['head_dim']} {c['in_dtype']}->{c['out_dtype']}: {timing}",
               flush=True)

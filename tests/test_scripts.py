@@ -128,6 +128,27 @@ class TritonBaselineCpu(unittest.TestCase):
                 checked += 1
         self.assertGreater(checked, 20)
 
+    def test_rotation_matches_kvbench(self):
+        l2 = 60 * 2**20
+        # The numbers of tests/test_rotation.cpp: the same rule on both sides.
+        self.assertEqual(tb.choose_sets(0, 2**20, 2 * 2**20, l2, 100 * 2**30), 181)
+        self.assertEqual(tb.choose_sets(0, 3 * l2, 3 * l2, l2, 100 * 2**30), 2)
+        self.assertEqual(tb.choose_sets(0, 3 * l2 + 1, 3 * l2 + 1, l2, 100 * 2**30), 1)
+        self.assertEqual(tb.choose_sets(0, 4096, 65536, l2, 100 * 2**30), tb.MAX_BUFFER_SETS)
+        self.assertEqual(tb.choose_sets(0, 10 * 2**20, 500 * 2**20, l2, 2 * 2**30), 3)
+        self.assertEqual(tb.choose_sets(0, 2**20, 900 * 2**20, l2, 2**30), 1)
+        self.assertEqual(tb.choose_sets(61, 2**20, 2**20, l2, 100 * 2**30), 61)
+        self.assertIsNone(tb.choose_sets(61, 2**20, 100 * 2**20, l2, 2**30))
+        self.assertEqual(tb.choose_sets(1, 2**20, 100 * 2**30, l2, 2**30), 1)
+        self.assertEqual([tb.graph_launches(20, n) for n in (1, 61, 7, 20, 3000)],
+                         [20, 61, 21, 20, 3000])
+        self.assertEqual(tb.parse_rotate("auto"), 0)
+        self.assertEqual(tb.parse_rotate("61"), 61)
+        for bad in ("0", "-1", "2x", "", "4097"):
+            with self.assertRaises(tb.UsageError):
+                tb.parse_rotate(bad)
+        self.assertEqual(tb.main(["x.yaml", "-o", os.path.join(OUT, "x.csv"), "--rotate", "0"]), 2)
+
     def test_summary_statistics(self):
         s = tb.summarize([float(x) for x in range(10, 0, -1)])
         self.assertAlmostEqual(s["median_us"], 5.5)
@@ -142,7 +163,8 @@ class TritonBaselineCpu(unittest.TestCase):
         timed = self.find(sweep="deepseek_concat", num_heads=128, num_tokens=128)
         w.write(tb.make_row(timed, "passed", "NVIDIA H200", "abc", written_tokens=128,
                             byte_count=tb.logical_bytes(timed),
-                            stats=tb.summarize([3.0, 3.1, 2.9, 3.05])))
+                            stats=tb.summarize([3.0, 3.1, 2.9, 3.05]), buffer_sets=61,
+                            launches=61))
         w.write(tb.make_row(self.find(sweep="kimi_k3_concat"), "not_supported", "NVIDIA H200", "abc",
                             reason="seed: num_heads=12 is not a power of two (unmasked tl.arange)"))
         with self.assertRaises(tb.UsageError):
@@ -151,6 +173,8 @@ class TritonBaselineCpu(unittest.TestCase):
         rows = plot.read_rows(path)
         self.assertEqual([r["variant"] for r in rows], ["triton", "triton"])
         self.assertEqual(rows[0]["median_us"], "3.025")
+        self.assertEqual((rows[0]["schema_version"], rows[0]["buffer_sets"]), ("2", "61"))
+        self.assertEqual(rows[1]["buffer_sets"], "1")
         done = subprocess.run([KVBENCH, "compare", path, path], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("1 same", done.stdout)
