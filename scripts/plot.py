@@ -10,6 +10,10 @@
       Current / baseline median time per case (matched by case columns and variant), one bar
       each: <DIR>/<current stem>_vs_<baseline stem>.png. --ignore-variant matches every current
       variant against the baseline's row of the same case (e.g. CUDA against triton).
+  plot.py decode CSV [CSV...] [--variants optimized,triton] [--max-tokens N] [--out-dir DIR]
+      Per-layer cost of a step: median µs against num_tokens (log-log), one panel per shape
+      timed for every listed variant, one line per variant: a rotated kvbench run beside
+      triton_baseline.py --rotate on the same config. <DIR>/<first CSV's stem>_decode.png.
 
 DIR defaults to the directory of the (first / current) CSV. Columns are read by name; extra
 columns are ignored. Horizontal lines mark the measured copy peak and the theoretical peak:
@@ -229,6 +233,56 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
     return path
 
 
+def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, out_dir=None):
+    """Per-layer cost of a step: median µs against num_tokens, one panel per shape, one line per
+    variant (e.g. optimized from a rotated kvbench run, triton from triton_baseline.py --rotate on
+    the same config). The title says how many buffer sets the rows were timed over (61 sets: one
+    DeepSeek-V3 step, each layer writing its own cache). Returns the PNG's path."""
+    series = defaultdict(lambda: defaultdict(list))  # shape -> variant -> [(tokens, us)]
+    sets = set()
+    for path in csv_paths:
+        for row in read_rows(path):
+            if row["status"] != "passed" or row["variant"] not in variants:
+                continue
+            us, tokens = number(row, "median_us", path), number(row, "num_tokens", path)
+            if us is None or tokens is None or (max_tokens and tokens > max_tokens):
+                continue
+            series[tuple(row[c] for c in SHAPE_COLUMNS)][row["variant"]].append((tokens, us))
+            sets.add(row.get("buffer_sets") or "1")
+    shapes = {k: v for k, v in series.items() if len(v) == len(variants)}  # both sides present
+    if not shapes:
+        raise InputError(f"{', '.join(csv_paths)}: no shape timed for every one of "
+                         f"{', '.join(variants)}")
+    n = len(shapes)
+    cols = min(4, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.6 * cols, 7.0), 3.4 * rows + 0.6),
+                             squeeze=False)
+    colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(variants)}
+    for ax, (shape, per_variant) in zip(axes.flat, sorted(shapes.items())):
+        for variant in variants:
+            points = sorted(per_variant[variant])
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
+                    label=variant, color=colors[variant])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(shape_label(shape), fontsize=8)
+        ax.set_xlabel("num_tokens (decode: tokens per step)", fontsize=8)
+        ax.set_ylabel("µs per layer", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, loc="upper left")
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.suptitle(f"per-layer µs of one step (median; buffer sets per case: "
+                 f"{', '.join(sorted(sets, key=int))})", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    path = out_path(out_dir, os.path.dirname(csv_paths[0]), f"{stem(csv_paths[0])}_decode.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -244,10 +298,20 @@ def main(argv=None):
     cmp_.add_argument("--ignore-variant", action="store_true",
                       help="match cases whatever their variant (CUDA against triton)")
     cmp_.add_argument("--out-dir")
+    dec = sub.add_parser("decode", help="per-layer µs against num_tokens, per shape, variants "
+                                        "side by side (rotated runs)")
+    dec.add_argument("csv", nargs="+", help="result CSVs (kvbench and triton_baseline.py rows)")
+    dec.add_argument("--variants", default="optimized,triton",
+                     help="comma-separated, the lines drawn (default optimized,triton)")
+    dec.add_argument("--max-tokens", type=float, help="only num_tokens up to this")
+    dec.add_argument("--out-dir")
     args = parser.parse_args(argv)
     try:
         if args.command == "bandwidth":
             paths = plot_bandwidth(args.csv, args.peak_gbps, args.theoretical_gbps, args.out_dir)
+        elif args.command == "decode":
+            paths = [plot_decode(args.csv, tuple(args.variants.split(",")), args.max_tokens,
+                                 args.out_dir)]
         else:
             paths = [plot_compare(args.baseline, args.current, args.threshold, args.out_dir,
                                   args.ignore_variant)]

@@ -62,6 +62,16 @@ class Plot(unittest.TestCase):
             plot.plot_compare(os.path.join(DATA, "plot", "triton.csv"),
                               os.path.join(DATA, "plot", "cuda.csv"), out_dir=OUT)
 
+    def test_decode_plot(self):
+        p = plot.plot_decode([os.path.join(DATA, "plot", "cuda.csv"),
+                              os.path.join(DATA, "plot", "triton.csv")],
+                             variants=("seed_port", "triton"), out_dir=OUT)
+        self.assertEqual(os.path.basename(p), "cuda_decode.png")
+        self.assertTrue(is_png(p))
+        with self.assertRaisesRegex(plot.InputError, "no shape timed for every one of seed_port, nope"):
+            plot.plot_decode([os.path.join(DATA, "plot", "cuda.csv")], variants=("seed_port", "nope"),
+                             out_dir=OUT)
+
     def test_bad_input(self):
         with self.assertRaisesRegex(plot.InputError, r"schema3.csv:2: schema_version '3'"):
             plot.read_rows(os.path.join(DATA, "gate", "schema3.csv"))
