@@ -3,6 +3,7 @@
 measured copy peak, seed_port beside optimized) and issue 6's targets with their worst cases.
 
 usage: scripts/perf_report.py results/h200/perf.csv [--peers] [--pair BASE,NEW] [--bounds CSV]
+                              [--triton CSV] [--previous CSV] [--cases]
        (reads <csv>.json beside it)
 
 "large" = logical bytes at least 4x the L2 size (the sidecar's device.l2_bytes, else 60 MiB).
@@ -13,6 +14,17 @@ miss's output bytes and the fastest plain move of its bytes, each judged against
 launch floor + 0.5 µs.
 --pair names the two variants of the per-shape tables (default seed_port,optimized), e.g.
 optimized,slot_order for results/h200/slot_order.csv; the targets always judge `optimized`.
+
+Per case of `optimized` (docs/measurement.md, "Rotated buffers"):
+- pct_of_bound: the case's own bound (`bound_us` of a `kvbench bounds` CSV of this run: the scatter
+  of its rows to its slots for the cache write, the contiguous move for concat) / its median;
+- the ratio to the seed's Triton: the `triton` row of the same case in --triton (a
+  triton_baseline.py CSV of the same config, timed the same way), Triton µs / optimized µs;
+- the ratio to a previous committed run (--previous, e.g. results/h200/perf.csv): µs / previous µs.
+The targets they feed: every case at least 97% of its bound; faster than the seed's Triton on
+every case and by 1.25x in geometric mean; large cases (>= 4x L2) `same` or `faster` than the
+previous run (5%). Rows timed over several buffer sets whose sets together stay within 3x L2 (the
+4096-set cap) are counted as not fully cold. --cases prints the per-case table (long).
 """
 import argparse
 import csv
@@ -64,6 +76,9 @@ def main():
     ap.add_argument("--peers", action="store_true")
     ap.add_argument("--pair", default="seed_port,optimized")
     ap.add_argument("--bounds")
+    ap.add_argument("--triton")
+    ap.add_argument("--previous")
+    ap.add_argument("--cases", action="store_true")
     args = ap.parse_args()
     pair = args.pair.split(",")
     if len(pair) != 2 or not all(pair):
@@ -153,7 +168,108 @@ def main():
     bounds = read_bounds(args.bounds) if args.bounds else None
     if floor and peak and small:
         floor_misses(opt, small, floor, peak, bounds)
+    if bounds is not None or args.triton or args.previous:
+        triton = read_rows(args.triton, "triton") if args.triton else None
+        previous = read_rows(args.previous, "previous") if args.previous else None
+        per_case(opt, l2, bounds, triton, previous, args.cases)
     return 0
+
+
+def read_rows(path, what):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        sys.exit(f"perf_report.py: {path}: {e.strerror}")
+    missing = [c for c in KEY + ["status", "median_us"] if rows and c not in rows[0]]
+    if not rows or missing:
+        sys.exit(f"perf_report.py: {path}: not a result CSV for --{what} "
+                 f"({'no rows' if not rows else 'missing column ' + missing[0]})")
+    return rows
+
+
+def timed(rows, variant=None, ignore_variant=False):
+    """{case key: median µs} of the passed rows (of `variant`); key without the variant if asked."""
+    out = {}
+    for r in rows:
+        if r["status"] != "passed" or not r["median_us"] or (variant and r["variant"] != variant):
+            continue
+        key = tuple(r[c] for c in KEY if not (ignore_variant and c == "variant"))
+        out[key] = float(r["median_us"])
+    return out
+
+
+def geomean(values):
+    import math
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+def per_case(opt, l2, bounds, triton, previous, print_cases):
+    """Each optimized case against its bound, the seed's Triton and the previous run."""
+    tri = timed(triton, "triton", ignore_variant=True) if triton else {}
+    prev = timed(previous, "optimized") if previous else {}
+    lines, pct, speedup, slower_large, not_cold = [], [], [], [], 0
+    for r in sorted(opt, key=lambda r: (shape_name(r), int(r["num_tokens"]))):
+        key = tuple(r[c] for c in KEY)
+        us = float(r["median_us"])
+        sets = int(r.get("buffer_sets") or 1)
+        not_cold += sets > 1 and sets * float(r["bytes"]) <= 3 * l2
+        cells = [shape_name(r), r["num_tokens"], str(sets), f"{us:.2f}"]
+        b = bounds.get(key) if bounds is not None else None
+        if b and b.get("bound_us"):
+            p = 100 * float(b["bound_us"]) / us
+            pct.append((p, r))
+            cells += [f"{float(b['bound_us']):.2f}", f"{p:.1f}%"]
+        else:
+            cells += ["", ""]
+        t = tri.get(tuple(r[c] for c in KEY if c != "variant"))
+        if t:
+            speedup.append((t / us, r))
+            cells += [f"{t:.2f}", f"{t / us:.2f}x"]
+        else:
+            cells += ["", ""]
+        p_us = prev.get(key)
+        if p_us:
+            ratio = us / p_us
+            if float(r["bytes"]) >= 4 * l2:
+                slower_large.append((ratio, r))
+            cells += [f"{p_us:.2f}", f"{ratio:.3f}"]
+        else:
+            cells += ["", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    if print_cases:
+        print("\n| case | T | sets | µs | bound µs | % of bound | Triton µs | Triton / this | "
+              "previous µs | this / previous |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("\n".join(lines))
+    print("\n| target (optimized, per case) | cases | worst case | value | holds |")
+    print("|---|---|---|---|---|")
+    if pct:
+        w, r = min(pct, key=lambda x: x[0])
+        ok = sum(p >= 97.0 for p, _ in pct)
+        print(f"| at least 97% of its own bound | {ok}/{len(pct)} hold | {shape_name(r)} "
+              f"T={r['num_tokens']} | {w:.1f}% | {'yes' if ok == len(pct) else 'no'} |")
+    if speedup:
+        w, r = min(speedup, key=lambda x: x[0])
+        ok = sum(x > 1.0 for x, _ in speedup)
+        g = geomean([x for x, _ in speedup])
+        print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold | {shape_name(r)} "
+              f"T={r['num_tokens']} | {w:.2f}x | {'yes' if ok == len(speedup) else 'no'} |")
+        print(f"| geometric mean over the seed's Triton at least 1.25x | {len(speedup)} cases | | "
+              f"{g:.3f}x | {'yes' if g >= 1.25 else 'no'} |")
+    if previous is not None:
+        if slower_large:
+            w, r = max(slower_large, key=lambda x: x[0])
+            ok = sum(x <= 1.05 for x, _ in slower_large)
+            print(f"| large (>= 4x L2) same or faster than the previous run (5%) | "
+                  f"{ok}/{len(slower_large)} hold | {shape_name(r)} T={r['num_tokens']} | "
+                  f"{w:.3f}x its time | {'yes' if ok == len(slower_large) else 'no'} |")
+        else:
+            print("| large (>= 4x L2) same or faster than the previous run (5%) | 0 cases matched | "
+                  "| | |")
+    if not_cold:
+        print(f"\n{not_cold} rows were rotated over sets that together stay within 3x L2 "
+              "(kvbench's 4096-set cap): not fully cold.")
 
 
 # The axis columns of a result row (kvbench schema), which `kvbench bounds` copies into its rows.
@@ -199,9 +315,11 @@ def floor_misses(opt, small, floor, peak, bounds=None):
                 found += 1
                 own_bar = float(b["launch_floor_us"]) + 0.5
                 bars.add(round(own_bar, 2))
-                write_over += float(b["write_floor_us"]) > own_bar
+                write = float(b["write_floor_us"]) if b["write_floor_us"] else None
+                write_over += write is not None and write > own_bar
                 move_over += float(b["move_floor_us"]) > own_bar
-                cells = f" {float(b['write_floor_us']):.2f} | {float(b['move_floor_us']):.2f} |"
+                cells = (f" {write:.2f} |" if write is not None else " |") + \
+                    f" {float(b['move_floor_us']):.2f} |"
         if t1 is None:  # no T=1 row of that shape in the CSV: listed, no model
             no_t1 += 1
             print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | | {xfer:.2f} | | |" + cells)

@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import csv  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import re  # noqa: E402
 import subprocess  # noqa: E402
 import tarfile  # noqa: E402
@@ -21,6 +22,9 @@ import plot  # noqa: E402  (imports matplotlib: an ImportError fails the test)
 import triton_baseline as tb  # noqa: E402  (must not need torch at import)
 
 DATA = os.path.join(ROOT, "tests", "data")
+KEY_COLUMNS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
+               "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
+               "strides", "slots"]
 OUT = sys.argv.pop(1) if len(sys.argv) > 1 else "plot_test_out"
 KVBENCH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "kvbench")
 
@@ -346,6 +350,66 @@ class PerfReportBounds(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("perf_small.csv: not a kvbench bounds CSV (missing column launch_floor_us)",
                       done.stderr)
+
+
+class PerfReportPerCase(unittest.TestCase):
+    """--bounds, --triton, --previous: each optimized case against its bound, the seed's Triton
+    and the previous run, on CSVs derived from the committed perf run with known ratios."""
+
+    CSV = os.path.join(ROOT, "results", "h200", "perf.csv")
+
+    def write(self, name, header, rows):
+        path = os.path.join(OUT, name)
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        return path
+
+    def run_report(self, *extra):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               self.CSV, *extra], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_targets_carry_the_known_ratios(self):
+        os.makedirs(OUT, exist_ok=True)
+        with open(self.CSV, newline="") as f:
+            reader = csv.DictReader(f)
+            header, rows = reader.fieldnames, list(reader)
+        opt = [r for r in rows if r["variant"] == "optimized" and r["status"] == "passed"]
+        # Triton 1.5x slower everywhere but one case, where it is 0.9x (the worst).
+        worst = opt[7]
+        tri = [dict(r, variant="triton", median_us=f"{float(r['median_us']) * (0.9 if r is worst else 1.5):.3f}")
+               for r in opt]
+        triton = self.write("per_case_triton.csv", header, tri)
+        # Bounds at 98% of each case's time, one at 90%.
+        bheader = KEY_COLUMNS + ["median_us", "launch_floor_us", "write_floor_us", "move_floor_us",
+                                 "bound_us"]
+        brows = [dict({c: r[c] for c in KEY_COLUMNS}, median_us=r["median_us"], launch_floor_us="0.6",
+                      write_floor_us="", move_floor_us="1",
+                      bound_us=f"{float(r['median_us']) * (0.9 if r is opt[3] else 0.98):.6f}")
+                 for r in opt]
+        bounds = self.write("per_case_bounds.csv", bheader, brows)
+        out = self.run_report("--bounds", bounds, "--triton", triton, "--previous", self.CSV,
+                              "--cases")
+        n = len(opt)
+        self.assertIn(f"| at least 97% of its own bound | {n - 1}/{n} hold |", out)
+        self.assertIn("| 90.0% | no |", out)
+        self.assertIn(f"| faster than the seed's Triton | {n - 1}/{n} hold |", out)
+        self.assertIn("| 0.90x | no |", out)
+        g = math.exp(((n - 1) * math.log(1.5) + math.log(0.9)) / n)
+        self.assertIn(f"| {g:.3f}x | yes |", out)
+        self.assertRegex(out, r"\| large \(>= 4x L2\) same or faster than the previous run \(5%\) \| "
+                              r"(\d+)/\1 hold \|")
+        self.assertIn("| 1.000 |", out)  # this / previous of a run against itself
+
+    def test_bad_triton_csv_is_one_line_error(self):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               self.CSV, "--triton", os.path.join(DATA, "gate", "empty.csv")],
+                              capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("not a result CSV for --triton", done.stderr)
 
 
 class PerfReportPair(unittest.TestCase):
