@@ -447,6 +447,117 @@ class PerfReportPair(unittest.TestCase):
         self.assertIn("--pair: 'optimized' is not two variant names", done.stderr)
 
 
+class RotateProof(unittest.TestCase):
+    """scripts/remote/rotate_proof.sh's plumbing, with stand-ins for the GPU binaries and for
+    torch: which cases each stage runs, with which flags, and the table it prints last."""
+
+    FAKE_KVBENCH = """#!/usr/bin/env bash
+echo "$@" >>"$FAKE_LOG"
+case "$1" in
+  --version) echo "kvbench 0.0.0 (git fake)";;
+  list) exec "$REAL_KVBENCH" "$@";;
+  run|bounds)
+    out=""; prev=""
+    for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
+    "$FAKE_PY_REAL" "$FAKE_ROWS" "$1" "$out";;
+esac
+"""
+    FAKE_ROWS = """import csv, sys
+kind, out = sys.argv[1], sys.argv[2]
+with open("results/h200/perf.csv", newline="") as f:
+    reader = csv.DictReader(f)
+    rows = [r for r in reader if r["status"] == "passed"]
+    header = reader.fieldnames
+if kind == "bounds":
+    key = header[1:17]
+    header = key + ["median_us", "launch_floor_us", "write_floor_us", "move_floor_us", "bound_us"]
+    rows = [dict({c: r[c] for c in key}, median_us=r["median_us"], launch_floor_us="0.6",
+                 write_floor_us="", move_floor_us="1", bound_us=f"{float(r['median_us']) * 0.99:.4f}")
+            for r in rows if r["variant"] == "optimized"]
+elif kind == "triton":
+    rows = [dict(r, variant="triton", median_us=f"{float(r['median_us']) * 1.5:.3f}")
+            for r in rows if r["variant"] == "optimized"]
+with open(out, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=header, extrasaction="ignore", lineterminator="\\n")
+    w.writeheader()
+    w.writerows(rows)
+"""
+    FAKE_PYTHON = """#!/usr/bin/env bash
+echo "python $*" >>"$FAKE_LOG"
+[ "$1" = -c ] && exit 1  # no matplotlib
+if [ "$1" = scripts/triton_baseline.py ]; then
+  out=""; prev=""
+  for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
+  exec "$FAKE_PY_REAL" "$FAKE_ROWS" triton "$out"
+fi
+"""
+
+    def test_stages_flags_and_the_last_table(self):
+        work = os.path.join(OUT, "rotate_proof")
+        shutil.rmtree(work, ignore_errors=True)
+        bin_dir, out_dir = os.path.join(work, "bin"), os.path.join(work, "out")
+        os.makedirs(bin_dir)
+        for name, text in (("kvbench", self.FAKE_KVBENCH), ("python", self.FAKE_PYTHON),
+                           ("test_gpu", "#!/bin/sh\necho '[  PASSED  ] 2 tests.'\n"),
+                           ("test_planted_gpu", "#!/bin/sh\necho '[  PASSED  ] 3 tests.'\n")):
+            path = os.path.join(bin_dir, name)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o755)
+        rows = os.path.join(work, "rows.py")
+        with open(rows, "w") as f:
+            f.write(self.FAKE_ROWS)
+        log = os.path.join(work, "calls.log")
+        env = dict(os.environ, FAKE_LOG=log, REAL_KVBENCH=KVBENCH, FAKE_ROWS=rows,
+                   FAKE_PY_REAL=sys.executable, PYTHON=os.path.join(bin_dir, "python"),
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh"),
+                               bin_dir, out_dir], capture_output=True, text=True, env=env, cwd=ROOT)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        out = done.stdout
+        for stage in ("gpu_tests", "perf_rotated", "bounds", "triton", "decode_cold",
+                      "decode_hot_inputs", "decode_61"):
+            self.assertIn(f"{stage}: rc=0", out)
+        self.assertIn("== decode, cache write (optimized): median µs per layer", out)
+        self.assertRegex(out, r"\ncache_d128 +8 +128 +16 +1 +[0-9.]+ +[0-9.]+ \( +1\) +[0-9.]+ +[0-9.]+\n")
+        self.assertIn("| at least 97% of its own bound |", out)
+        self.assertIn("| faster than the seed's Triton |", out)
+        self.assertTrue(os.path.exists(os.path.join(out_dir, "rotate_proof.tar")))
+        self.assertTrue(os.path.exists(os.path.join(out_dir, "perf_rotated.csv")))
+        with open(log) as f:
+            calls = f.read().splitlines()
+        listing = subprocess.run([KVBENCH, "list", "configs/perf.yaml", "--format", "csv"],
+                                 capture_output=True, text=True, cwd=ROOT).stdout
+        cases = list(csv.DictReader(listing.splitlines()))
+        optimized = [c["case"] for c in cases if c["variant"] == "optimized"]
+        decode = [c["case"] for c in cases if c["variant"] == "optimized" and
+                  c["kernel"] == "reshape_and_cache_flash" and int(c["num_tokens"]) <= 128]
+
+        def picked(call):
+            words = call.split()
+            return [words[i + 1] for i, w in enumerate(words) if w == "--case"]
+        runs = [c for c in calls if c.startswith("run ")]
+        self.assertEqual(len(runs), 4, runs)
+        self.assertIn("--rotate auto", runs[0])
+        self.assertEqual(picked(runs[0]), optimized)
+        self.assertEqual([picked(r) for r in runs[1:]], [decode] * 3)
+        self.assertIn("--hot-inputs", runs[2])
+        self.assertIn("--rotate 61", runs[3])
+        bounds = [c for c in calls if c.startswith("bounds ")]
+        self.assertEqual(len(bounds), 1)
+        self.assertIn("--variant optimized", bounds[0])
+        triton = [c for c in calls if "triton_baseline.py" in c]
+        self.assertEqual(len(triton), 1)
+        self.assertIn("--rotate auto", triton[0])
+        self.assertEqual(triton[0].split("--case ")[1].split(), optimized)
+
+    def test_usage(self):
+        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh")],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 3)
+        self.assertIn("usage:", done.stderr)
+
+
 class ABTable(unittest.TestCase):
     """scripts/ab_table.py (scripts/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
 

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Rotated timing on a GPU host, in one command: configs/perf.yaml with `--rotate auto`
+# (everything cold), `kvbench bounds` of every case it timed, the seed's Triton timed the same
+# way on the same cases, the decode-size cases everything cold / inputs hot (`--hot-inputs`) /
+# one DeepSeek-V3 step (`--rotate 61`), the decode-step plot, and a short table last.
+#
+#   scripts/remote/rotate_proof.sh BIN_DIR OUT_DIR
+#
+# BIN_DIR holds kvbench, test_gpu and test_planted_gpu built for the host; OUT_DIR receives
+# rotate_proof.tar (every output, packed again after each stage, so a run cut short still leaves
+# what it finished) and perf_rotated.csv. Environment:
+#   CASES=optimized (default) times perf.yaml's `optimized` cases; CASES=all adds `seed_port`
+#   (about twice the time of the first stage).
+#   BUDGET_S=540: every stage is time-boxed so the whole fits in this many seconds; a stage cut
+#   short says so and keeps the rows it wrote (kvbench and triton_baseline.py flush every row).
+#   PYTHON=python3 with torch and triton (the Triton stage); matplotlib for the plot, else the
+#   plot command is printed to run elsewhere.
+# Exit status: 1 if a GPU test, a run, the bounds or the Triton stage failed (a stage cut short
+# by its time box is not a failure).
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 BIN_DIR OUT_DIR" >&2; exit 3; }
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=$(cd "$1" && pwd)
+mkdir -p "$2"
+OUT=$(cd "$2" && pwd)
+cd "$ROOT"
+CONFIG=configs/perf.yaml
+CASES=${CASES:-optimized}
+BUDGET_S=${BUDGET_S:-540}
+PY=${PYTHON:-python3}
+WORK=$(mktemp -d)
+export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$WORK/cache} KVBENCH_SOURCE_DIR=$ROOT
+status=0
+
+pack() {
+  tar -C "$WORK" --exclude=./cache -cf "$OUT/rotate_proof.tar.part" . &&
+    mv "$OUT/rotate_proof.tar.part" "$OUT/rotate_proof.tar"
+  [ -f "$WORK/perf_rotated.csv" ] && cp "$WORK/perf_rotated.csv" "$OUT/"
+  return 0
+}
+
+# stage NAME SHARE_OF_WHAT_IS_LEFT(%) MIN_S CMD...: runs CMD time-boxed, logs to NAME.log.
+stage() {
+  local name=$1 share=$2 floor=$3 left limit rc
+  shift 3
+  left=$((BUDGET_S - SECONDS))
+  limit=$((left * share / 100))
+  [ $limit -lt "$floor" ] && limit=$floor
+  if [ $left -lt "$floor" ]; then
+    echo "$name: skipped, ${left}s left of BUDGET_S=${BUDGET_S}"
+    return 0
+  fi
+  timeout "$limit" "$@" >"$WORK/$name.log" 2>&1
+  rc=$?
+  if [ $rc -eq 124 ]; then
+    echo "$name: cut short after ${limit}s (rows written so far kept)"
+  else
+    echo "$name: rc=$rc; $(tail -1 "$WORK/$name.log" | cut -c1-160)"
+    [ $rc -ne 0 ] && status=1
+  fi
+  echo "  t=${SECONDS}s"
+  pack
+}
+
+# Case numbers of `kvbench list` whose variant is $1 (or any, for "all") and num_tokens <= $2.
+cases() {
+  "$BIN/kvbench" list "$CONFIG" --format csv |
+    awk -F, -v v="$1" -v t="$2" -v k="${3:-}" \
+      'NR > 1 && (v == "all" ? $3 != "slot_order" : $3 == v) && $5 <= t && (k == "" || $2 == k) { print $1 }'
+}
+as_flags() { sed 's/^/--case\n/'; }
+
+"$BIN/kvbench" --version
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null
+
+# 0. The floor (two launch floors explained by the graph's own launch cost) and rotation tests.
+stage gpu_tests 10 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*' &&
+  '$BIN/test_planted_gpu' --gtest_filter='Planted.Rotat*'"
+grep -E '^  (graph floor|cold |hot |graph )|^\[  (PASSED|FAILED) ' "$WORK/gpu_tests.log"
+
+# 1. perf.yaml, everything cold.
+mapfile -t perf_cases < <(cases "$CASES" 1000000000 | as_flags)
+stage perf_rotated 55 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_cases[@]}" \
+  -o "$WORK/perf_rotated.csv"
+
+# 2. Every timed case's bound, rotated as the case was (light sampling: one floor per case).
+stage bounds 45 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
+  --variant optimized --min-samples 10 --min-time 0.005 --timeout 1
+
+# 3. The seed's Triton, rotated, on the same cases (triton_baseline.py runs a case once whatever
+# its variant).
+mapfile -t tri_cases < <(cases optimized 1000000000)
+stage triton 60 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
+  --kvbench "$BIN/kvbench" --rotate auto --samples 20 --case "${tri_cases[@]}"
+
+# 4. Decode sizes (T <= 128, cache write): everything cold, inputs hot / caches cold, and one
+# DeepSeek-V3 step (61 layers, each its own cache).
+mapfile -t decode < <(cases optimized 128 reshape_and_cache_flash | as_flags)
+stage decode_cold 30 15 "$BIN/kvbench" run "$CONFIG" --rotate auto "${decode[@]}" -o "$WORK/decode_cold.csv"
+stage decode_hot_inputs 45 15 "$BIN/kvbench" run "$CONFIG" --rotate auto --hot-inputs "${decode[@]}" \
+  -o "$WORK/decode_hot_inputs.csv"
+stage decode_61 90 15 "$BIN/kvbench" run "$CONFIG" --rotate 61 "${decode[@]}" -o "$WORK/decode_61.csv"
+
+# 5. The decode-step plot: per-layer µs against T per shape, optimized against the seed's Triton.
+plot="scripts/plot.py decode $WORK/perf_rotated.csv $WORK/triton_rotated.csv --out-dir $WORK"
+if "$PY" -c 'import matplotlib' 2>/dev/null; then
+  $PY $plot >/dev/null || status=1
+else
+  echo "matplotlib is not importable here: plot elsewhere with python3 $plot (paths inside the tar)"
+fi
+pack
+
+# 6. The short table: targets (bound, Triton, the committed unrotated run), then decode µs.
+python3 scripts/perf_report.py "$WORK/perf_rotated.csv" --bounds "$WORK/bounds_rotated.csv" \
+  --triton "$WORK/triton_rotated.csv" --previous results/h200/perf.csv --cases \
+  >"$WORK/perf_report.md" 2>&1 || status=1
+python3 - "$WORK" <<'PYEOF'
+import csv, os, sys
+work = sys.argv[1]
+def rows(name):
+    path = os.path.join(work, name)
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        return {(r["sweep"], r["num_heads"], r["head_dim"], r["block_size"], r["num_tokens"]): r
+                for r in csv.DictReader(f) if r["status"] == "passed" and r["variant"] == "optimized"}
+with open("results/h200/perf.csv", newline="") as f:
+    one = {(r["sweep"], r["num_heads"], r["head_dim"], r["block_size"], r["num_tokens"]): r
+           for r in csv.DictReader(f) if r["status"] == "passed" and r["variant"] == "optimized"}
+cold, hot, s61 = rows("decode_cold.csv"), rows("decode_hot_inputs.csv"), rows("decode_61.csv")
+print("\n== decode, cache write (optimized): median µs per layer; cold (its buffer sets)")
+print(f"{'sweep':<18} {'H':>3} {'D':>4} {'BS':>3} {'T':>4} {'rotate 1':>9} {'cold':>12} {'hot inputs':>11} {'rotate 61':>10}")
+for k in sorted(cold, key=lambda k: (k[0], int(k[1]), int(k[2]), int(k[3]), int(k[4]))):
+    c = cold[k]
+    cell = lambda d: f"{float(d[k]['median_us']):.2f}" if k in d else "-"
+    print(f"{k[0]:<18} {k[1]:>3} {k[2]:>4} {k[3]:>3} {k[4]:>4} {cell(one):>9} "
+          f"{cell(cold):>6} ({c.get('buffer_sets') or '1':>4}) {cell(hot):>11} {cell(s61):>10}")
+PYEOF
+[ $? -eq 0 ] || status=1
+echo
+grep -A12 '^| target (optimized, per case)' "$WORK/perf_report.md"
+grep -E 'not fully cold' "$WORK/perf_report.md"
+pack
+rm -rf "$WORK"
+echo "t=${SECONDS}s"
+exit $status
