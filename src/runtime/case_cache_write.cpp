@@ -42,6 +42,7 @@ struct Slots {
 };
 struct CacheHost {
   Bytes key, value, expected;
+  Slots slots;  // sets after the first (set 0's are the case's, made at admission)
 };
 
 // Slots and scales of set `set`, with the case's injected bad input. Returns the reason when
@@ -90,19 +91,23 @@ class CacheWriteSets final : public CaseSets {
     return cache_write_bytes(c_, first_slots_.slots.swa_lookups, first_slots_.slots.written_tokens);
   }
 
+  void prepare(int sets) override {
+    if (sets > 1) last().prefetch(c_, seed_, sets, [this](int set) { return make_set(set); });
+  }
+
   bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
-    const std::uint64_t seed = set_seed(seed_, set);
-    Slots later;
-    if (set > 0) {
-      CacheGeometry g = g_;  // the injection already applied to the shared geometry in admit
-      make_set_slots(c_, g, seed, later);
-      if (std::string bad = check_set(c_, g_, later); !bad.empty()) {
+    // A later set's slots come with its host data; set 0's host data waits for the checks, as
+    // the reference must never see a bad slot.
+    const CacheHost* later =
+        set > 0 ? &last().get(c_, seed_, set, [&] { return make_set(set); }) : nullptr;
+    if (later) {
+      if (std::string bad = check_set(c_, g_, later->slots); !bad.empty()) {
         row.status = Status::rejected;
         row.reason = set_prefix(set, sets) + bad;
         return false;
       }
     }
-    const Slots& sl = set == 0 ? first_slots_ : later;
+    const Slots& sl = later ? later->slots : first_slots_;
     const SlotData& slots = sl.slots;
     const std::vector<std::int64_t> owners = slot_owners(slots, g_);
     // The SWA table travels with one guard entry before it (see untargeted_slot).
@@ -128,9 +133,8 @@ class CacheWriteSets final : public CaseSets {
       row.written_tokens = slots.written_tokens;
       row.bytes = set_bytes();
     }
+    const CacheHost& host = later ? *later : last().get(c_, seed_, 0, [&] { return make_set(0); });
 
-    static LastCase<CacheHost> last;
-    const CacheHost& host = last.get(c_, seed_, set, [&] { return make_host(seed, sl); });
     upload(base + key_at_, host.key.data(), host.key.size(), stream);
     upload(base + value_at_, host.value.data(), host.value.size(), stream);
     KVB_CUDA_CHECK(cudaMemsetAsync(base + cache_at_, kCanary, cache_bytes_, stream));
@@ -185,11 +189,31 @@ class CacheWriteSets final : public CaseSets {
   }
 
  private:
+  static LastCase<CacheHost>& last() {
+    static LastCase<CacheHost> cache;
+    return cache;
+  }
+
+  // Set `set`'s host side: its slots and scales (set 0: the case's), inputs and reference. Later
+  // sets carry no injected bad input: a case that has one is rejected at set 0.
+  CacheHost make_set(int set) const {
+    const std::uint64_t seed = set_seed(seed_, set);
+    if (set == 0) return make_host(seed, first_slots_);
+    Slots slots;
+    Case clean = c_;
+    clean.inject = Inject::none;
+    CacheGeometry g = g_;
+    make_set_slots(clean, g, seed, slots);
+    CacheHost h = make_host(seed, slots);
+    h.slots = std::move(slots);
+    return h;
+  }
+
   CacheHost make_host(std::uint64_t seed, const Slots& sl) const {
     const Case& c = c_;
     const CacheGeometry& g = g_;
     CacheHost h{host_bytes(g.key_elems, c.in_dtype), host_bytes(g.key_elems, c.in_dtype),
-                host_bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype)};
+                host_bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype), {}};
     fill_random(c.in_dtype, h.key.data(), g.key_elems, seed);
     fill_random(c.in_dtype, h.value.data(), g.key_elems, seed + 1);
     // [guard | K and V caches | guard], all canary; the reference writes cache elements only.

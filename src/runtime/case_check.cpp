@@ -1,6 +1,11 @@
 // Helpers every op's stages share: canaried outputs, upload, the bitwise check, saved tensors.
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "core/compare.hpp"
 #include "core/mismatch_report.hpp"
@@ -72,6 +77,33 @@ void save_tensors(const ValidationOptions& o, const Case& c, int set, const std:
 
 bool should_save(const ValidationOptions& o, const Row& row) {
   return !o.save_tensors_dir.empty() && (o.save_all || row.status != Status::passed);
+}
+
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
+  const std::size_t workers =
+      std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::vector<std::thread> threads;
+  for (std::size_t w = 0; w < workers; ++w)
+    threads.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+        try {
+          body(i);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+          next = n;  // stop handing out work
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 std::string set_prefix(int set, int sets) {

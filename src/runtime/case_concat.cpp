@@ -34,10 +34,14 @@ class ConcatSets final : public CaseSets {
   const SetLayout& layout() const override { return layout_; }
   std::int64_t set_bytes() const override { return concat_bytes(c_); }
 
+  void prepare(int sets) override {
+    if (sets > 1)
+      last().prefetch(c_, seed_, sets, [this](int set) { return make_host(set_seed(seed_, set)); });
+  }
+
   bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
-    static LastCase<ConcatHost> last;
     const std::uint64_t seed = set_seed(seed_, set);
-    const ConcatHost& host = last.get(c_, seed_, set, [&] { return make_host(seed); });
+    const ConcatHost& host = last().get(c_, seed_, set, [&] { return make_host(seed); });
     upload(base + nope_at_, host.nope.data(), host.nope.size(), stream);
     upload(base + rope_at_, host.rope.data(), host.rope.size(), stream);
     KVB_CUDA_CHECK(cudaMemsetAsync(base + k_at_, kCanary, k_bytes_, stream));
@@ -66,6 +70,11 @@ class ConcatSets final : public CaseSets {
   }
 
  private:
+  static LastCase<ConcatHost>& last() {
+    static LastCase<ConcatHost> cache;
+    return cache;
+  }
+
   ConcatHost make_host(std::uint64_t seed) const {
     const Case& c = c_;
     ConcatHost h{host_bytes(g_.nope_elems, c.in_dtype), host_bytes(g_.rope_elems, c.in_dtype),

@@ -89,15 +89,23 @@ std::string set_prefix(int set, int sets);
 template <class HostData>
 class LastCase {
  public:
+  // Makes every set of `sets` not held yet, `make(set)` on several threads at once (the sets are
+  // independent and generating them is pure host work); the case key as in get().
+  template <class Make>
+  void prefetch(const Case& c, std::uint64_t case_seed, int sets, Make&& make) {
+    use(c, case_seed);
+    if (data_.size() < static_cast<std::size_t>(sets)) data_.resize(static_cast<std::size_t>(sets));
+    std::vector<int> missing;
+    for (int s = 0; s < sets; ++s)
+      if (!data_[static_cast<std::size_t>(s)]) missing.push_back(s);
+    parallel_for(missing.size(), [&](std::size_t i) {
+      data_[static_cast<std::size_t>(missing[i])] = std::make_unique<HostData>(make(missing[i]));
+    });
+  }
+
   template <class Make>
   const HostData& get(const Case& c, std::uint64_t case_seed, int set, Make&& make) {
-    Case key_case = c;
-    key_case.variant = Variant::seed_port;
-    const std::string key = describe(key_case) + " seed=" + std::to_string(case_seed);
-    if (key != key_) {
-      data_.clear();  // free the previous case's buffers before allocating this one's
-      key_ = key;
-    }
+    use(c, case_seed);
     const auto i = static_cast<std::size_t>(set);
     if (data_.size() <= i) data_.resize(i + 1);
     if (!data_[i]) data_[i] = std::make_unique<HostData>(make());
@@ -105,15 +113,31 @@ class LastCase {
   }
 
  private:
+  void use(const Case& c, std::uint64_t case_seed) {
+    Case key_case = c;
+    key_case.variant = Variant::seed_port;
+    const std::string key = describe(key_case) + " seed=" + std::to_string(case_seed);
+    if (key != key_) {
+      data_.clear();  // free the previous case's buffers before allocating this one's
+      key_ = key;
+    }
+  }
+
   std::string key_;
   std::vector<std::unique_ptr<HostData>> data_;
 };
+
+// Runs body(0..n-1) on up to hardware_concurrency() threads; rethrows the first exception.
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body);
 
 // One op's case, set by set. The runner owns the device memory of every set (one allocation,
 // sets `layout().bytes()` apart) and the stream.
 class CaseSets {
  public:
   virtual ~CaseSets() = default;
+  // Host inputs and references of sets 1..sets-1, made in parallel before build() needs them
+  // (called once set 0 has passed).
+  virtual void prepare(int sets) = 0;
   // One set's buffers. Valid once the op is admitted.
   virtual const SetLayout& layout() const = 0;
   // The logical bytes one launch moves (SPEC.md §4); build() puts them in the row.
