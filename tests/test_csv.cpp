@@ -120,7 +120,7 @@ TEST(Csv, UnknownPeaksAndClockLeaveTheirColumnsEmpty) {
 }
 
 TEST(Csv, KeepsTheColumnsOtherToolsRead) {
-  // kvbench compare (the regression gate) and the README rely on these names.
+  // kvbench compare (the regression gate) and docs/results.md rely on these names.
   for (const char* name : {"schema_version",
                            "kernel",
                            "variant",
