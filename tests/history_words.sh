@@ -7,8 +7,8 @@
 set -uo pipefail
 src=${1:?usage: history_words.sh SOURCE_DIR}
 word="ses""sion"
-if ! git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  echo "skipped: $src is not a git checkout (git grep needs one)"
+if ! why=$(git -C "$src" rev-parse --is-inside-work-tree 2>&1); then
+  echo "skipped: $src is not a git checkout that git can read (git grep needs one): $why"
   exit 77
 fi
 hits=$(git -C "$src" grep -n -I -i -e "$word" -- .)
