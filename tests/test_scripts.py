@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run,
-scripts/remote/ab_table.py, scripts/remote/gpu_sass.sh (with a fake cuobjdump), and the torch-free parts of
-scripts/triton_baseline.py.
+scripts/remote/ab_table.py, scripts/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free
+parts of scripts/triton_baseline.py, and scripts/kvbench_schema.py against the binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
