@@ -29,14 +29,14 @@ for cfg in "${configs[@]}"; do
   echo "kvbench run $cfg: rc=$rc; $(tail -1 "$OUT_DIR/$name.log")"
   [ $rc -ne 0 ] && { status=1; grep -v ' passed ' "$OUT_DIR/$name.log" | tail -20; }
 done
-# Bad input: exit 1 (rejected rows) is the expected outcome; any passed/incorrect/failed row is not.
+# Bad input: exit 2 (rejected rows) is the expected outcome; any passed/incorrect/failed row is not.
 for flags in "" "--check-bounds"; do
   name=bad_input${flags:+_checked}
   "$BIN/kvbench" run configs/bad_input.yaml -o "$OUT_DIR/$name.csv" $flags >"$OUT_DIR/$name.log" 2>&1
   rc=$?
   others=$(grep -cE '^\[[0-9]+/[0-9]+\] +(passed|incorrect|failed) ' "$OUT_DIR/$name.log")
-  echo "kvbench run configs/bad_input.yaml $flags: rc=$rc (expected 1); rows not rejected/not_supported: $others"
-  [ "$rc" -ne 1 ] || [ "$others" -ne 0 ] && status=1
+  echo "kvbench run configs/bad_input.yaml $flags: rc=$rc (expected 2); rows not rejected/not_supported: $others"
+  [ "$rc" -ne 2 ] || [ "$others" -ne 0 ] && status=1
   grep -E '^\[' "$OUT_DIR/$name.log" | cut -c1-220
 done
 for cfg in "${configs[@]}"; do
