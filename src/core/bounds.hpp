@@ -1,7 +1,7 @@
 // `kvbench bounds`: the bytes of each case of a result CSV, split into what the kernel reads and
 // what it writes (SPEC.md §4), so that the fastest plain kernels moving the same bytes can be
 // timed beside it: a contiguous move, a write alone (T <= 128), and for the cache write a scatter
-// of the same rows to the same slots. docs/targets.md says what those floors show.
+// of the same rows to the same slots. What they show: docs/performance.md, "Floors".
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct Row {
   std::int64_t mismatches = 0;  // differing output elements (incorrect rows)
   std::int64_t written_tokens = 0;
   std::int64_t bytes = 0;  // logical bytes of SPEC.md §4
-  std::string mode;        // timing mode; empty when not timed
+  std::optional<TimingMode> mode;  // unset when not timed
   int buffer_sets = 1;     // independent buffer sets validated and timed (settings.rotate)
   bool timed = false;
   Stats stats;
