@@ -557,7 +557,8 @@ def main(argv=None):
             print(f"triton_baseline.py: --case {missing[0]}: out of range ({len(cases)} cases)",
                   file=sys.stderr)
             return 2
-        cases = [c for c in cases if int(c["case"]) in set(args.only)]
+        by_index = {int(c["case"]): c for c in cases}
+        cases = [by_index[i] for i in args.only]  # in the order given
 
     import torch
     import triton

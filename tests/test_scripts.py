@@ -550,8 +550,9 @@ fi
         listing = subprocess.run([KVBENCH, "list", "configs/perf.yaml", "--format", "csv"],
                                  capture_output=True, text=True, cwd=ROOT).stdout
         cases = list(csv.DictReader(listing.splitlines()))
-        optimized = [c["case"] for c in cases if c["variant"] == "optimized"]
-        decode = [c["case"] for c in cases if c["variant"] == "optimized" and
+        by_tokens = sorted(cases, key=lambda c: int(c["num_tokens"]))  # stable: list order within
+        optimized = [c["case"] for c in by_tokens if c["variant"] == "optimized"]
+        decode = [c["case"] for c in by_tokens if c["variant"] == "optimized" and
                   c["kernel"] == "reshape_and_cache_flash" and int(c["num_tokens"]) <= 128]
 
         def picked(call):

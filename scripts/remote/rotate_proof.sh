@@ -62,11 +62,14 @@ stage() {
   pack
 }
 
-# Case numbers of `kvbench list` whose variant is $1 (or any, for "all") and num_tokens <= $2.
+# Case numbers of `kvbench list` whose variant is $1 (or any, for "all"), num_tokens <= $2 and
+# kernel $3 (if given), fewest tokens first: a stage cut short loses the largest cases, which are
+# past 3x L2 and so timed over one set, as in the committed unrotated run.
 cases() {
   "$BIN/kvbench" list "$CONFIG" --format csv |
     awk -F, -v v="$1" -v t="$2" -v k="${3:-}" \
-      'NR > 1 && (v == "all" ? $3 != "slot_order" : $3 == v) && $5 <= t && (k == "" || $2 == k) { print $1 }'
+      'NR > 1 && (v == "all" ? $3 != "slot_order" : $3 == v) && $5 <= t && (k == "" || $2 == k) { print $5, $1 }' |
+    sort -n -s -k1,1 | cut -d' ' -f2
 }
 as_flags() { sed 's/^/--case\n/'; }
 
@@ -85,7 +88,7 @@ stage perf_rotated 55 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_case
 
 # 2. Every timed case's bound, rotated as the case was (light sampling: one floor per case).
 stage bounds 45 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
-  --variant optimized --min-samples 10 --min-time 0.005 --timeout 1
+  --variant optimized --warmup 2 --min-samples 10 --min-time 0.005 --timeout 1
 
 # 3. The seed's Triton, rotated, on the same cases (triton_baseline.py runs a case once whatever
 # its variant).

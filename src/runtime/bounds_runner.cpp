@@ -22,10 +22,12 @@ namespace {
 constexpr int kPerThread[] = {1, 2, 4, 8};
 constexpr int kThreads[] = {128, 256, 512};
 constexpr int kScatterThreads[] = {128, 256, 512};
-// Above this many bytes written, a move tries only the shapes that win at large sizes (every
-// block streams several words per thread); the full grid of shapes costs a dozen measurements.
+// The full grid of shapes costs a dozen measurements a split. It is searched where it can matter
+// and is cheap: a few sets of up to 4 MiB. Past that, or over many sets (each measurement then
+// launches every set), four shapes: those that win at large sizes, and the smallest blocks.
 constexpr std::int64_t kFullSearchBytes = 4 << 20;
-constexpr BoundShape kLargeShapes[] = {{4, 256}, {8, 256}, {4, 512}, {2, 512}};
+constexpr int kFullSearchSets = 8;
+constexpr BoundShape kFewShapes[] = {{4, 256}, {8, 256}, {4, 512}, {1, 128}};
 
 std::string shape_name(BoundShape s) {
   return "t" + std::to_string(s.threads) + "x" + std::to_string(s.per_thread);
@@ -68,8 +70,8 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
   const auto w = static_cast<std::size_t>(write), rd = static_cast<std::size_t>(read);
   Best write_best, move_best;
   std::vector<BoundShape> shapes;
-  if (write > kFullSearchBytes) {
-    shapes.assign(std::begin(kLargeShapes), std::end(kLargeShapes));
+  if (write > kFullSearchBytes || sets > kFullSearchSets) {
+    shapes.assign(std::begin(kFewShapes), std::end(kFewShapes));
   } else {
     for (int threads : kThreads)
       for (int k : kPerThread) shapes.push_back({k, threads});
