@@ -17,7 +17,8 @@ Cases that differ only in variant are run once.
 
 --rotate N|auto times the seed's kernels as `kvbench run --rotate` times kvbench's
 (docs/measurement.md, "Rotated buffers"): N independent sets of a case's buffers (inputs, caches,
-slot mappings with their own random slots), each checked bit for bit; the graph holds
+slot mappings with their own random slots, scales), made in one batch and each checked bit for
+bit (the whole buffer); the graph holds
 --graph-launches rounded up to a multiple of N launches, launch i on set i mod N. `auto` is the
 smallest N whose sets together exceed 3x L2, capped by 80% of the free device memory and by
 4096 sets, as kvbench's choose_buffer_sets(). Rows carry buffer_sets (schema 2).
@@ -334,26 +335,36 @@ def mismatch_reason(out, ref):
     return bad.numel(), f"{bad.numel()} mismatching elements; {detail}"
 
 
-def setup_concat(c, gen):
+def setup_concat(c, gen, sets=1):
+    """`sets` independent sets of the case's buffers, made in one batch (one set: the draws of an
+    unrotated run). Returns (one launch per set, output buffer of every set, reference of every
+    set), the buffers flat with `sets` equal parts."""
     import torch
     import seed_triton
     g = concat_geometry(c)
     T, H, N, R = c["num_tokens"], c["num_heads"], c["head_dim"], c["rope_dim"]
-    nope_buf = random_values(g["nope_elems"], c["in_dtype"], gen)
-    rope_buf = random_values(g["rope_elems"], c["in_dtype"], gen)
-    k_buf = canary_buffer(g["k_elems"], c["out_dtype"])
-    k_nope = torch.as_strided(nope_buf, (T, H, N), (g["nope_s0"], g["nope_s1"], 1))
-    k_rope = torch.as_strided(rope_buf, (T, 1, R), (g["rope_s0"], R, 1))
-    k = torch.as_strided(k_buf, (T, H, N + R), (g["k_s0"], g["k_s1"], 1))
+    nope_buf = random_values(sets * g["nope_elems"], c["in_dtype"], gen)
+    rope_buf = random_values(sets * g["rope_elems"], c["in_dtype"], gen)
+    k_buf = canary_buffer(sets * g["k_elems"], c["out_dtype"])
+    ref_buf = canary_buffer(sets * g["k_elems"], c["out_dtype"])
+    # Every set at once: [sets, T, H, ...] views, each set one part of the flat buffers.
+    all_nope = torch.as_strided(nope_buf, (sets, T, H, N), (g["nope_elems"], g["nope_s0"], g["nope_s1"], 1))
+    all_rope = torch.as_strided(rope_buf, (sets, T, 1, R), (g["rope_elems"], g["rope_s0"], R, 1))
+    ref = torch.as_strided(ref_buf, (sets, T, H, N + R), (g["k_elems"], g["k_s0"], g["k_s1"], 1))
+    ref[:, :, :, :N] = cast(all_nope, c["out_dtype"])
+    ref[:, :, :, N:] = cast(all_rope, c["out_dtype"]).expand(sets, T, H, R)
 
-    ref_buf = canary_buffer(g["k_elems"], c["out_dtype"])
-    ref = torch.as_strided(ref_buf, (T, H, N + R), (g["k_s0"], g["k_s1"], 1))
-    ref[:, :, :N] = cast(k_nope, c["out_dtype"])
-    ref[:, :, N:] = cast(k_rope, c["out_dtype"]).expand(T, H, R)
+    def launch_of(s):
+        k_nope = all_nope[s]
+        k_rope = all_rope[s]
+        k = torch.as_strided(k_buf, (T, H, N + R), (g["k_s0"], g["k_s1"], 1), s * g["k_elems"])
+        return lambda: seed_triton.concat_and_cast_mha_k(k, k_nope, k_rope)
+    return [launch_of(s) for s in range(sets)], k_buf, ref_buf
 
-    def launch():
-        seed_triton.concat_and_cast_mha_k(k, k_nope, k_rope)
-    return launch, k_buf, ref_buf, logical_bytes(c), T
+
+def concat_bytes(c, gen):
+    """(logical bytes, written tokens) of one set."""
+    return logical_bytes(c), c["num_tokens"]
 
 
 def make_slots(c, g, gen):
@@ -388,47 +399,74 @@ def make_slots(c, g, gen):
     return slots, table, physical, lookups, written
 
 
-def setup_cache(c, gen):
+def cache_bytes(c, gen):
+    """(logical bytes, written tokens) of set 0, from its slots (drawn again by setup_cache from a
+    generator of the same seed)."""
+    import torch
+    cpu_gen = torch.Generator().manual_seed(int(gen.initial_seed()))
+    _, _, _, lookups, written = make_slots(c, cache_geometry(c), cpu_gen)
+    return logical_bytes(c, lookups, written), written
+
+
+def setup_cache(c, gen, sets=1):
+    """As setup_concat: `sets` sets, each with its own random slots, inputs and scales, made in one
+    batch (one set: the draws of an unrotated run)."""
     import torch
     import seed_triton
     g = cache_geometry(c)
     T, H, D, BS, NB = c["num_tokens"], c["num_heads"], c["head_dim"], c["block_size"], g["num_blocks"]
     cpu_gen = torch.Generator().manual_seed(int(gen.initial_seed()))
-    slots, table, physical, lookups, written = make_slots(c, g, cpu_gen)
-    key = random_values(T * H * D, c["in_dtype"], gen).view(T, H, D)
-    value = random_values(T * H * D, c["in_dtype"], gen).view(T, H, D)
+    slot_sets = [make_slots(c, g, cpu_gen) for _ in range(sets)]
+    keys = random_values(sets * T * H * D, c["in_dtype"], gen).view(sets, T, H, D)
+    values = random_values(sets * T * H * D, c["in_dtype"], gen).view(sets, T, H, D)
     scales = None
     if c["scale"] == "per_tensor":  # positive, not powers of two: the division must round
-        scales = [0.25 + torch.randint(0, 4096, (1,), generator=cpu_gen).item() / 1024 + 1 / 3
-                  for _ in range(2)]
+        scales = [[0.25 + torch.randint(0, 4096, (1,), generator=cpu_gen).item() / 1024 + 1 / 3
+                   for _ in range(2)] for _ in range(sets)]
 
-    def views(buf):
+    def views(buf, s):
         shape, strides = (NB, BS, H, D), (g["block_stride"], H * D, D, 1)
-        return (torch.as_strided(buf, shape, strides, 0),
-                torch.as_strided(buf, shape, strides, g["value_offset"]))
+        base = s * g["cache_elems"]
+        return (torch.as_strided(buf, shape, strides, base),
+                torch.as_strided(buf, shape, strides, base + g["value_offset"]))
 
-    cache_buf = canary_buffer(g["cache_elems"], c["out_dtype"])
-    key_cache, value_cache = views(cache_buf)
-    ref_buf = canary_buffer(g["cache_elems"], c["out_dtype"])
-    ref_k, ref_v = views(ref_buf)
-    mask = physical >= 0
-    tokens = torch.nonzero(mask).flatten().cuda()
-    phys = physical[mask].cuda()
-    kx, vx = key[tokens].float(), value[tokens].float()
+    cache_buf = canary_buffer(sets * g["cache_elems"], c["out_dtype"])
+    ref_buf = canary_buffer(sets * g["cache_elems"], c["out_dtype"])
+    # The reference of every set in one indexed write per cache: (set, block, offset) of each
+    # written token.
+    set_idx, tokens, phys = [], [], []
+    for s, (_, _, physical, _, _) in enumerate(slot_sets):
+        mask = physical >= 0
+        t = torch.nonzero(mask).flatten()
+        set_idx.append(torch.full_like(t, s))
+        tokens.append(t)
+        phys.append(physical[mask])
+    set_idx, tokens, phys = (torch.cat(x).cuda() for x in (set_idx, tokens, phys))
+    shape = (sets, NB, BS, H, D)
+    strides = (g["cache_elems"], g["block_stride"], H * D, D, 1)
+    ref_k = torch.as_strided(ref_buf, shape, strides, 0)
+    ref_v = torch.as_strided(ref_buf, shape, strides, g["value_offset"])
+    kx, vx = keys[set_idx, tokens].float(), values[set_idx, tokens].float()
     if scales:
-        kx, vx = kx / scales[0], vx / scales[1]  # IEEE fp32 division, then one rounding
-    ref_k[phys // BS, phys % BS] = cast(kx, c["out_dtype"])
-    ref_v[phys // BS, phys % BS] = cast(vx, c["out_dtype"])
+        d_scales = torch.tensor(scales, dtype=torch.float32, device="cuda")  # [sets, 2]
+        kx = kx / d_scales[set_idx, 0].view(-1, 1, 1)  # IEEE fp32 division, then one rounding
+        vx = vx / d_scales[set_idx, 1].view(-1, 1, 1)
+    ref_k[set_idx, phys // BS, phys % BS] = cast(kx, c["out_dtype"])
+    ref_v[set_idx, phys // BS, phys % BS] = cast(vx, c["out_dtype"])
 
-    d_slots = slots.cuda()
-    d_table = table.cuda() if table is not None else None
-    d_ks = torch.tensor([scales[0]], dtype=torch.float32, device="cuda") if scales else None
-    d_vs = torch.tensor([scales[1]], dtype=torch.float32, device="cuda") if scales else None
+    d_slots = torch.stack([x[0] for x in slot_sets]).cuda()  # [sets, T]
+    d_tables = torch.stack([x[1] for x in slot_sets]).cuda() if c["swa"] else None
+    d_scales = torch.tensor(scales, dtype=torch.float32, device="cuda") if scales else None
 
-    def launch():
-        seed_triton.reshape_and_cache_flash(key, value, key_cache, value_cache, d_slots, d_table,
-                                            d_ks, d_vs)
-    return launch, cache_buf, ref_buf, logical_bytes(c, lookups, written), written
+    def launch_of(s):
+        key_cache, value_cache = views(cache_buf, s)
+        key, value, slots = keys[s], values[s], d_slots[s]
+        table = d_tables[s] if d_tables is not None else None
+        ks = d_scales[s, 0:1] if d_scales is not None else None
+        vs = d_scales[s, 1:2] if d_scales is not None else None
+        return lambda: seed_triton.reshape_and_cache_flash(key, value, key_cache, value_cache,
+                                                            slots, table, ks, vs)
+    return [launch_of(s) for s in range(sets)], cache_buf, ref_buf
 
 
 def time_graph(launches_by_set, warmup, samples, launches):
@@ -458,29 +496,16 @@ def time_graph(launches_by_set, warmup, samples, launches):
     return times
 
 
-def set_generator(args, c, set_index):
-    """The generator of a case's set: set 0 is the case's own seed (the rows of an unrotated run)."""
-    import torch
-    base = args.seed * 1000003 + int(c["case"])
-    return torch.Generator(device="cuda").manual_seed(base + set_index * 0x9E3779B1)
-
-
 def run_case(c, args, device, git_sha):
     import torch
     reason = unsupported_reason(c)
     if reason:
         return make_row(c, "not_supported", device, git_sha, reason=reason)
-    setup = setup_concat if c["kernel"] == CONCAT else setup_cache
+    concat = c["kernel"] == CONCAT
+    setup, case_bytes = (setup_concat, concat_bytes) if concat else (setup_cache, cache_bytes)
+    gen = torch.Generator(device="cuda").manual_seed(args.seed * 1000003 + int(c["case"]))
     try:
-        # Set 0: checked element by element, as without rotation; it also gives the set's bytes.
-        launch, out, ref, byte_count, written = setup(c, set_generator(args, c, 0))
-        launch()
-        torch.cuda.synchronize()
-        count, why = mismatch_reason(out, ref)
-        if count:
-            return make_row(c, "incorrect", device, git_sha, reason=why, mismatches=count,
-                            written_tokens=written, byte_count=byte_count)
-        del ref
+        byte_count, written = case_bytes(c, gen)
         free, _ = torch.cuda.mem_get_info()
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         sets = choose_sets(args.rotate_sets, byte_count, set_device_bytes(c), l2, free)
@@ -489,23 +514,27 @@ def run_case(c, args, device, git_sha):
                             reason=f"rotate {args.rotate_sets} needs "
                                    f"{args.rotate_sets * set_device_bytes(c) / 1e9:.2f} GB of device "
                                    f"memory, {free / 1e9:.2f} GB free")
-        launches, bad = [launch], []
-        for k in range(1, sets):  # every set checked; one synchronization for all of them
-            more, out_k, ref_k, _, _ = setup(c, set_generator(args, c, k))
-            more()
-            size = out_k.element_size()
-            bad.append((out_k.view(torch.uint8).view(-1, size) !=
-                        ref_k.view(torch.uint8).view(-1, size)).any(dim=1).sum())
-            launches.append(more)
-            del ref_k
-        if bad:
-            counts = torch.stack(bad).tolist()
-            first = next((k for k, n in enumerate(counts) if n), None)
-            if first is not None:
-                return make_row(c, "incorrect", device, git_sha,
-                                reason=f"set {first + 1} of {sets}: {counts[first]} mismatching "
-                                       f"elements", mismatches=counts[first],
-                                written_tokens=written, byte_count=byte_count, buffer_sets=sets)
+        launches, out, ref = setup(c, gen, sets)
+        for launch in launches:  # every set checked, the whole buffer
+            launch()
+        torch.cuda.synchronize()
+        if sets == 1:
+            count, why = mismatch_reason(out, ref)
+        else:
+            size = out.element_size()
+            per_set = (out.view(torch.uint8).view(sets, -1, size) !=
+                       ref.view(torch.uint8).view(sets, -1, size)).any(dim=2).sum(dim=1).tolist()
+            bad = next((k for k, n in enumerate(per_set) if n), None)
+            count, why = 0, ""
+            if bad is not None:
+                part = out.numel() // sets
+                count, why = mismatch_reason(out[bad * part:(bad + 1) * part],
+                                             ref[bad * part:(bad + 1) * part])
+                why = f"set {bad} of {sets}: {why}" if bad else why
+        if count:
+            return make_row(c, "incorrect", device, git_sha, reason=why, mismatches=count,
+                            written_tokens=written, byte_count=byte_count, buffer_sets=sets)
+        del ref
         n = graph_launches(args.graph_launches, sets)
         stats = summarize(time_graph(launches, args.warmup, args.samples, n))
         return make_row(c, "passed", device, git_sha, written_tokens=written,
