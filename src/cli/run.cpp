@@ -42,9 +42,10 @@ std::vector<std::size_t> selected_cases(const Config& config, const std::string&
 // One line per finished case on stdout.
 void print_row(std::size_t k, std::size_t n, const Row& row) {
   if (row.timed)
-    std::printf("[%zu/%zu] %-9s %10.3f us %8.1f GB/s %5.1f%% %s %s\n", k + 1, n, "passed",
+    std::printf("[%zu/%zu] %-9s %10.3f us %8.1f GB/s %5.1f%% %s %s%s\n", k + 1, n, "passed",
                 row.stats.median_us, row.gbps, row.pct_of_measured_peak,
-                row.converged ? "  " : "~ ", describe(row.c).c_str());
+                row.converged ? "  " : "~ ", describe(row.c).c_str(),
+                row.buffer_sets > 1 ? (" (" + std::to_string(row.buffer_sets) + " sets)").c_str() : "");
   else
     std::printf("[%zu/%zu] %-9s %s: %s\n", k + 1, n, std::string(to_string(row.status)).c_str(),
                 describe(row.c).c_str(), row.reason.c_str());
@@ -80,9 +81,10 @@ int cmd_run(RunArgs args) {
   }
   CsvWriter csv(args.output);
   const std::string sidecar = args.output + ".json";
-  std::fprintf(stderr, "kvbench %s: %zu cases on %s, mode %s, writing %s and %s\n", kVersion,
-               indices.size(), device.name.c_str(), std::string(to_string(settings.mode)).c_str(),
-               args.output.c_str(), sidecar.c_str());
+  std::fprintf(stderr, "kvbench %s: %zu cases on %s, mode %s, rotate %s%s, writing %s and %s\n",
+               kVersion, indices.size(), device.name.c_str(),
+               std::string(to_string(settings.mode)).c_str(), rotate_text(settings.rotate).c_str(),
+               settings.hot_inputs ? " (hot inputs)" : "", args.output.c_str(), sidecar.c_str());
 
   RunMetadata meta;
   meta.kvbench_version = kVersion;
