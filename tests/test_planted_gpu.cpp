@@ -256,8 +256,9 @@ TEST_F(Planted, RotatedSetsHaveTheirOwnSlots) {
   std::vector<std::vector<std::int64_t>> seen;
   LaunchOverride o;
   o.cache_write = [&seen](const kernels::CacheWriteArgs& a, cudaStream_t s) {
-    if (seen.size() < 2) {
+    if (seen.size() < 2) {  // the validation launches, before any capture
       std::vector<std::int64_t> slots(static_cast<std::size_t>(a.num_tokens));
+      cudaStreamSynchronize(s);  // the slots were uploaded on `s`, a non-blocking stream
       cudaMemcpy(slots.data(), a.slot_mapping, slots.size() * 8, cudaMemcpyDeviceToHost);
       seen.push_back(slots);
     }
@@ -285,7 +286,10 @@ TEST_F(Planted, RotateAutoAndHotInputsInEveryMode) {
           EXPECT_GT(static_cast<double>(row.buffer_sets) * static_cast<double>(row.bytes),
                     3.0 * static_cast<double>(device_.l2_bytes))
               << describe(c);
-        EXPECT_GT(row.stats.median_us, 0.0) << describe(c);
+        if (hot_inputs)  // the producer's median subtracted: clamped at 0, never negative
+          EXPECT_GE(row.stats.median_us, 0.0) << describe(c);
+        else
+          EXPECT_GT(row.stats.median_us, 0.0) << describe(c);
       }
   settings_.rotate = 1;
   settings_.hot_inputs = false;

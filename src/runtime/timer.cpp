@@ -178,11 +178,11 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
   return m;
 }
 
-// Every time of `st` less `us`; the relative spreads rescaled to the new centre.
+// Every time of `st` less `us`, at least 0; the relative spreads rescaled to the new centre.
 Stats shifted(Stats st, double us) {
   const double mean = st.mean_us, median = st.median_us;
   for (double* v : {&st.median_us, &st.mean_us, &st.min_us, &st.max_us, &st.p10_us, &st.p90_us})
-    *v -= us;
+    *v = std::max(0.0, *v - us);
   st.rel_stdev = st.mean_us > 0 ? st.rel_stdev * mean / st.mean_us : 0;
   st.median_ci_rel = st.median_us > 0 ? st.median_ci_rel * median / st.median_us
                                       : std::numeric_limits<double>::infinity();
@@ -198,7 +198,8 @@ Measurement measure(const Workload& w, cudaStream_t stream, const RunSettings& s
   const Measurement alone = sample(Workload{w.producer, w.sets, {}}, stream, s);
   m.producer_us = alone.stats.median_us;
   m.stats = shifted(m.stats, m.producer_us);
-  m.converged = m.converged && alone.converged;
+  // A difference that vanishes says the producer's noise swamps the case: not converged.
+  m.converged = m.converged && alone.converged && m.stats.median_us > 0;
   return m;
 }
 

@@ -30,7 +30,8 @@ using SetLaunch = std::function<cudaError_t(int set, cudaStream_t)>;
 
 // What the engine times: `launch` over `sets` buffer sets. With a `producer`, each launch is
 // preceded by the producer on the same set (inputs hot in L2, as after the kernel that wrote
-// them); the producer is then timed alone the same way and its median subtracted.
+// them); the producer is then timed alone the same way and its median subtracted (times clamped
+// at 0; a median of 0 leaves the measurement not converged).
 struct Workload {
   SetLaunch launch;
   int sets = 1;
