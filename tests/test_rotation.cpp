@@ -43,6 +43,17 @@ TEST(Rotation, AutoIsCappedByDeviceMemoryAndIsOneInColdMode) {
   EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 1 << 20, 1 << 20, kGiB, TimingMode::cold)).sets, 1);
 }
 
+TEST(Rotation, AutoIsCappedByHostMemoryToo) {
+  RotationInput r = in(kRotateAuto, 1 << 20, 1 << 20);  // 181 wanted
+  r.set_host_bytes = 10u << 20;
+  r.host_available_bytes = kGiB;  // half of it holds 51 sets of 10 MiB
+  EXPECT_EQ(choose_buffer_sets(r).sets, 51);
+  r.setting = 61;
+  EXPECT_EQ(choose_buffer_sets(r).refused, "rotate 61 needs 0.64 GB of host memory, 1.07 GB available");
+  r.setting = 51;
+  EXPECT_EQ(choose_buffer_sets(r).refused, "");
+}
+
 TEST(Rotation, AnExplicitCountIsKeptOrRefusedWithTheNumbers) {
   EXPECT_EQ(choose_buffer_sets(in(1, 1 << 20, 1 << 20)).sets, 1);
   const RotationChoice ok = choose_buffer_sets(in(61, 1 << 20, 1 << 20));

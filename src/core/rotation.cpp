@@ -15,21 +15,32 @@ std::string gb(double bytes) {
   return buf;
 }
 
+// Sets of `per_set` bytes that fit in `fraction` of `available`; unknown sizes cap nothing.
+double sets_that_fit(double per_set, std::size_t available, double fraction) {
+  return available > 0 && per_set > 0
+             ? std::floor(fraction * static_cast<double>(available) / per_set)
+             : static_cast<double>(kMaxBufferSets);
+}
+
 }  // namespace
 
 RotationChoice choose_buffer_sets(const RotationInput& in) {
   const double per_set = static_cast<double>(in.set_device_bytes);
-  // Sets that fit beside everything else; unknown free memory caps nothing.
-  const double fit = in.device_free_bytes > 0 && per_set > 0
-                         ? std::floor(kRotateDeviceFraction * static_cast<double>(in.device_free_bytes) / per_set)
-                         : static_cast<double>(kMaxBufferSets);
+  const double per_host = static_cast<double>(in.set_host_bytes);
+  const double device_fit = sets_that_fit(per_set, in.device_free_bytes, kRotateDeviceFraction);
+  const double host_fit = sets_that_fit(per_host, in.host_available_bytes, kRotateHostFraction);
+  const double fit = std::min(device_fit, host_fit);
   RotationChoice out;
   if (in.setting != kRotateAuto) {
     out.sets = in.setting;
-    if (in.setting > 1 && static_cast<double>(in.setting) > fit)
+    if (in.setting > 1 && static_cast<double>(in.setting) > device_fit)
       out.refused = "rotate " + std::to_string(in.setting) + " needs " +
                     gb(per_set * in.setting) + " of device memory, " +
                     gb(static_cast<double>(in.device_free_bytes)) + " free";
+    else if (in.setting > 1 && static_cast<double>(in.setting) > host_fit)
+      out.refused = "rotate " + std::to_string(in.setting) + " needs " +
+                    gb(per_host * in.setting) + " of host memory, " +
+                    gb(static_cast<double>(in.host_available_bytes)) + " available";
     return out;
   }
   if (in.mode == TimingMode::cold || in.set_bytes <= 0) return out;

@@ -15,6 +15,9 @@ inline constexpr double kRotateL2Multiple = 3.0;
 // Fraction of the free device memory the sets may take (the rest: the engine, the L2 flush
 // buffer, fragmentation).
 inline constexpr double kRotateDeviceFraction = 0.8;
+// Fraction of the available host memory the sets' inputs and references may take (every set's
+// are kept while the case's variants run).
+inline constexpr double kRotateHostFraction = 0.5;
 
 struct RotationInput {
   int setting = 1;                     // settings.rotate (kRotateAuto or N)
@@ -23,6 +26,8 @@ struct RotationInput {
   std::size_t set_device_bytes = 0;    // device bytes one set allocates
   std::size_t l2_bytes = 0;
   std::size_t device_free_bytes = 0;   // 0: unknown, no cap
+  std::size_t set_host_bytes = 0;      // host bytes one set's inputs and reference take
+  std::size_t host_available_bytes = 0;  // 0: unknown, no cap
 };
 
 struct RotationChoice {
@@ -30,10 +35,10 @@ struct RotationChoice {
   std::string refused;  // non-empty: an explicit N does not fit; the case fails with this reason
 };
 
-// Explicit N: N, or refused when N sets do not fit in the free device memory. auto: 1 in cold
-// mode (the flush already makes every launch cold); else the smallest N with
-// N * set_bytes > kRotateL2Multiple * l2_bytes, capped by what fits in the device memory (at
-// least 1) and by kMaxBufferSets.
+// Explicit N: N, or refused when N sets do not fit in the free device memory or the available
+// host memory. auto: 1 in cold mode (the flush already makes every launch cold); else the
+// smallest N with N * set_bytes > kRotateL2Multiple * l2_bytes, capped by what fits in the device
+// and the host memory (at least 1) and by kMaxBufferSets.
 RotationChoice choose_buffer_sets(const RotationInput& in);
 
 // Launches in one CUDA graph over `sets` buffer sets: launches_per_sample rounded up to a

@@ -95,6 +95,10 @@ class CacheWriteSets final : public CaseSets {
     if (sets > 1) last().prefetch(c_, seed_, sets, [this](int set) { return make_set(set); });
   }
 
+  std::size_t set_host_bytes() const override {  // key, value and the expected caches
+    return static_cast<std::size_t>(2 * g_.key_elems) * size_of(c_.in_dtype) + cache_bytes_;
+  }
+
   bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
     // A later set's slots come with its host data; set 0's host data waits for the checks, as
     // the reference must never see a bad slot.

@@ -33,6 +33,7 @@ class ConcatSets final : public CaseSets {
 
   const SetLayout& layout() const override { return layout_; }
   std::int64_t set_bytes() const override { return concat_bytes(c_); }
+  std::size_t set_host_bytes() const override { return layout_.bytes(); }  // inputs + expected k
 
   void prepare(int sets) override {
     if (sets > 1)

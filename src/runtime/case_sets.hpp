@@ -142,6 +142,8 @@ class CaseSets {
   virtual const SetLayout& layout() const = 0;
   // The logical bytes one launch moves (SPEC.md §4); build() puts them in the row.
   virtual std::int64_t set_bytes() const = 0;
+  // Host bytes of one set's inputs and reference (LastCase keeps every set's).
+  virtual std::size_t set_host_bytes() const = 0;
   // Makes set `set` at `base` (its inputs, reference, canaries), validates one launch on it.
   // false: the row holds the verdict (rejected, incorrect) and no further set is built.
   virtual bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) = 0;

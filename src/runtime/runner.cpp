@@ -2,7 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <fstream>
 #include <memory>
+#include <string>
 
 #include "core/metadata.hpp"
 #include "core/rotation.hpp"
@@ -16,15 +18,29 @@
 namespace kvbench {
 namespace {
 
+// MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read (then nothing is capped).
+std::size_t host_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
 // Stage "size": how many buffer sets (core/rotation.hpp); 0 when an explicit count does not fit
 // (the row then says why).
 int buffer_sets(const stages::CaseSets& op, const RunSettings& settings, const DeviceInfo& device,
                 Row& row) {
+  if (settings.rotate == 1) return 1;
   std::size_t free_bytes = 0, total = 0;
   KVB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  const RotationChoice choice = choose_buffer_sets(
-      {settings.rotate, settings.mode, op.set_bytes(), op.layout().bytes(), device.l2_bytes,
-       free_bytes});
+  RotationInput in{settings.rotate, settings.mode, op.set_bytes(), op.layout().bytes(),
+                   device.l2_bytes, free_bytes};
+  in.set_host_bytes = op.set_host_bytes();
+  in.host_available_bytes = host_available_bytes();
+  const RotationChoice choice = choose_buffer_sets(in);
   if (!choice.refused.empty()) {
     row.status = Status::failed;
     row.reason = choice.refused;
