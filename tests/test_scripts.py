@@ -573,6 +573,20 @@ fi
         self.assertIn("--rotate auto", triton[0])
         self.assertEqual(triton[0].split("--case ")[1].split(), optimized)
 
+        # A second call with some stages: the others' CSVs come from OUT_DIR, the table from all.
+        os.remove(log)
+        env["STAGES"] = "decode"
+        again = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh"),
+                                bin_dir, out_dir], capture_output=True, text=True, env=env, cwd=ROOT)
+        self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
+        with open(log) as f:
+            second = [c for c in f.read().splitlines() if c.startswith(("run ", "bounds ")) or
+                      "triton_baseline.py" in c]
+        self.assertEqual(len(second), 3, second)  # the three decode runs only
+        self.assertNotIn("perf_rotated: rc", again.stdout)
+        self.assertIn("| faster than the seed's Triton |", again.stdout)
+        self.assertIn("| at least 97% of its own bound |", again.stdout)
+
     def test_usage(self):
         done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh")],
                               capture_output=True, text=True)

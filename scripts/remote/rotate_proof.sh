@@ -8,7 +8,12 @@
 #
 # BIN_DIR holds kvbench, test_gpu and test_planted_gpu built for the host; OUT_DIR receives
 # rotate_proof.tar (every output, packed again after each stage, so a run cut short still leaves
-# what it finished) and perf_rotated.csv. Environment:
+# what it finished) and the CSVs (perf_rotated.csv, bounds_rotated.csv, triton_rotated.csv,
+# decode_*.csv). Environment:
+#   STAGES="tests perf bounds triton decode" (default: all five) runs those stages; a stage left
+#   out reuses its CSV from OUT_DIR when one is there, so the work can be split over two calls
+#   (e.g. STAGES="tests perf bounds", then STAGES="triton decode" with OUT_DIR holding the first
+#   call's CSVs). The plot and the table always run, on what there is.
 #   CASES=optimized (default) times perf.yaml's `optimized` cases; CASES=all adds `seed_port`
 #   (about twice the time of the first stage).
 #   BUDGET_S=540: every stage is time-boxed so the whole fits in this many seconds; a stage cut
@@ -32,12 +37,20 @@ WORK=$(mktemp -d)
 export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$WORK/cache} KVBENCH_SOURCE_DIR=$ROOT
 status=0
 
+STAGES=${STAGES:-tests perf bounds triton decode}
+for f in perf_rotated.csv perf_rotated.csv.json bounds_rotated.csv triton_rotated.csv \
+         decode_cold.csv decode_hot_inputs.csv decode_61.csv; do
+  [ -f "$OUT/$f" ] && cp "$OUT/$f" "$WORK/"  # an earlier call's, for the stages left out
+done
+
 pack() {
   tar -C "$WORK" --exclude=./cache -cf "$OUT/rotate_proof.tar.part" . &&
     mv "$OUT/rotate_proof.tar.part" "$OUT/rotate_proof.tar"
-  [ -f "$WORK/perf_rotated.csv" ] && cp "$WORK/perf_rotated.csv" "$OUT/"
+  for f in "$WORK"/*.csv "$WORK"/*.csv.json; do [ -f "$f" ] && cp "$f" "$OUT/"; done
   return 0
 }
+
+wanted() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # stage NAME SHARE_OF_WHAT_IS_LEFT(%) MIN_S CMD...: runs CMD time-boxed, logs to NAME.log.
 stage() {
@@ -77,32 +90,33 @@ as_flags() { sed 's/^/--case\n/'; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null
 
 # 0. The floor (two launch floors explained by the graph's own launch cost) and rotation tests.
-stage gpu_tests 10 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*' &&
+wanted tests && stage gpu_tests 10 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*' &&
   '$BIN/test_planted_gpu' --gtest_filter='Planted.Rotat*'"
-grep -E '^  (graph floor|cold |hot |graph )|^\[  (PASSED|FAILED) ' "$WORK/gpu_tests.log"
+[ -f "$WORK/gpu_tests.log" ] &&
+  grep -E '^  (graph floor|cold |hot |graph )|^\[  (PASSED|FAILED) ' "$WORK/gpu_tests.log"
 
 # 1. perf.yaml, everything cold.
 mapfile -t perf_cases < <(cases "$CASES" 1000000000 | as_flags)
-stage perf_rotated 55 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_cases[@]}" \
+wanted perf && stage perf_rotated 55 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_cases[@]}" \
   -o "$WORK/perf_rotated.csv"
 
 # 2. Every timed case's bound, rotated as the case was (light sampling: one floor per case).
-stage bounds 45 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
+wanted bounds && stage bounds 45 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
   --variant optimized --warmup 2 --min-samples 10 --min-time 0.005 --timeout 1
 
 # 3. The seed's Triton, rotated, on the same cases (triton_baseline.py runs a case once whatever
 # its variant).
 mapfile -t tri_cases < <(cases optimized 1000000000)
-stage triton 60 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
+wanted triton && stage triton 60 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
   --kvbench "$BIN/kvbench" --rotate auto --samples 20 --case "${tri_cases[@]}"
 
 # 4. Decode sizes (T <= 128, cache write): everything cold, inputs hot / caches cold, and one
 # DeepSeek-V3 step (61 layers, each its own cache).
 mapfile -t decode < <(cases optimized 128 reshape_and_cache_flash | as_flags)
-stage decode_cold 30 15 "$BIN/kvbench" run "$CONFIG" --rotate auto "${decode[@]}" -o "$WORK/decode_cold.csv"
-stage decode_hot_inputs 45 15 "$BIN/kvbench" run "$CONFIG" --rotate auto --hot-inputs "${decode[@]}" \
+wanted decode && stage decode_cold 30 15 "$BIN/kvbench" run "$CONFIG" --rotate auto "${decode[@]}" -o "$WORK/decode_cold.csv"
+wanted decode && stage decode_hot_inputs 45 15 "$BIN/kvbench" run "$CONFIG" --rotate auto --hot-inputs "${decode[@]}" \
   -o "$WORK/decode_hot_inputs.csv"
-stage decode_61 90 15 "$BIN/kvbench" run "$CONFIG" --rotate 61 "${decode[@]}" -o "$WORK/decode_61.csv"
+wanted decode && stage decode_61 90 15 "$BIN/kvbench" run "$CONFIG" --rotate 61 "${decode[@]}" -o "$WORK/decode_61.csv"
 
 # 5. The decode-step plot: per-layer µs against T per shape, optimized against the seed's Triton.
 plot="scripts/plot.py decode $WORK/perf_rotated.csv $WORK/triton_rotated.csv --out-dir $WORK"
