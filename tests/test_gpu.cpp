@@ -1,10 +1,13 @@
 // Each kernel against the CPU reference, bit for bit, through the same runner `kvbench run`
 // uses (canary-filled outputs, whole-buffer comparison). Skips visibly without a CUDA device.
+#include <algorithm>
+#include <tuple>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "core/csv.hpp"
+#include "core/inputs.hpp"
 #include "runtime/bound_kernels.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/calibrate.hpp"
@@ -432,6 +435,97 @@ TEST_F(Gpu, BoundsCoverEverySizeRotated) {
   EXPECT_GT(rows[0].scatter_floor_us, 0.0);
   EXPECT_EQ(rows[1].scatter_floor_us, 0.0);
   EXPECT_EQ(bound_of(rows[1]), rows[1].move_floor_us);
+}
+
+// The scatter bound moves the same bytes to the same places as the cache write: for a bf16 ->
+// bf16 case (a pure copy) its caches equal the optimized kernel's, byte for byte, canaries
+// included, with the slots the runner draws for the case (scatter_rows).
+TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
+  const Stream stream;
+  const cudaStream_t st = stream.get();
+  for (const auto& [layout, swa, interleaved, slots] :
+       {std::tuple{Layout::nhd, false, false, SlotPattern::random},
+        std::tuple{Layout::hnd, false, false, SlotPattern::padded},
+        std::tuple{Layout::nhd, true, false, SlotPattern::random},
+        std::tuple{Layout::hnd, false, true, SlotPattern::random}}) {
+    Case c;
+    c.kernel = Kernel::cache_write;
+    c.variant = Variant::optimized;
+    c.num_tokens = 100;
+    c.num_heads = 8;
+    c.head_dim = 128;
+    c.block_size = 16;
+    c.layout = layout;
+    c.swa = swa;
+    c.kv_interleaved = interleaved;
+    c.slots = slots;
+    SCOPED_TRACE(describe(c));
+    const CacheGeometry g = cache_geometry(c);
+    const SlotData sd = make_slots(c, g, case_seed(c, 1) + 2);
+    std::vector<unsigned char> key(static_cast<std::size_t>(g.key_elems) * 2), value(key.size());
+    fill_random(DType::bf16, key.data(), g.key_elems, 11);
+    fill_random(DType::bf16, value.data(), g.key_elems, 12);
+    const std::size_t cache_bytes = static_cast<std::size_t>(g.cache_elems) * 2;
+    const DeviceBuffer d_key(key.size()), d_value(value.size()), d_slots(sd.slot_mapping.size() * 8),
+        d_swa(std::max<std::size_t>(8, sd.swa_table.size() * 8)), d_a(cache_bytes), d_b(cache_bytes),
+        d_table(static_cast<std::size_t>(g.num_slots) * 4), d_rows(sd.slot_mapping.size() * 8), sink(4);
+    const std::vector<std::int64_t> rows = scatter_rows(c, 1, 0);
+    KVB_CUDA_CHECK(cudaMemcpyAsync(d_key.get(), key.data(), key.size(), cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(cudaMemcpyAsync(d_value.get(), value.data(), value.size(), cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(cudaMemcpyAsync(d_slots.get(), sd.slot_mapping.data(), d_slots.bytes(),
+                                   cudaMemcpyHostToDevice, st));
+    if (swa)
+      KVB_CUDA_CHECK(cudaMemcpyAsync(d_swa.get(), sd.swa_table.data(), sd.swa_table.size() * 8,
+                                     cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), d_rows.bytes(), cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(cudaMemsetAsync(d_a.get(), 0xA5, cache_bytes, st));
+    KVB_CUDA_CHECK(cudaMemsetAsync(d_b.get(), 0xA5, cache_bytes, st));
+    KVB_CUDA_CHECK(cudaMemsetAsync(d_table.get(), 0xFF, d_table.bytes(), st));
+
+    kernels::CacheWriteArgs a{};
+    a.key = d_key.get();
+    a.value = d_value.get();
+    a.key_cache = d_a.get();
+    a.value_cache = d_a.as<unsigned char>() + g.value_cache_offset * 2;
+    a.slot_mapping = d_slots.as<std::int64_t>();
+    a.swa_slot_mapping = swa ? d_swa.as<std::int64_t>() : nullptr;
+    a.num_tokens = c.num_tokens;
+    a.num_heads = c.num_heads;
+    a.head_size = c.head_dim;
+    a.block_size = c.block_size;
+    a.key_s0 = a.value_s0 = g.key_s0;
+    a.key_s1 = a.value_s1 = g.key_s1;
+    a.block_stride = g.block_stride;
+    a.slot_stride = g.slot_stride;
+    a.head_stride = g.head_stride;
+    a.skip_slot = g.skip_slot;
+    a.num_slots = g.num_slots;
+    a.slot_table = d_table.as<std::int32_t>();
+    a.scale = ScaleMode::none;
+    a.in_dtype = a.out_dtype = DType::bf16;
+    ASSERT_EQ(kernels::launch_cache_write(a, Variant::optimized, st), cudaSuccess);
+
+    ScatterArgs b;
+    b.src_k = d_key.get();
+    b.src_v = d_value.get();
+    b.dst_row = d_rows.as<std::int64_t>();
+    b.dst = d_b.get();
+    b.v_offset = g.value_cache_offset * 2;
+    b.tokens = c.num_tokens;
+    b.heads = c.num_heads;
+    b.head_read = b.head_write = c.head_dim * 2;
+    b.head_stride = g.head_stride * 2;
+    b.word_bytes = 16;
+    b.sink = sink.as<std::uint32_t>();
+    ASSERT_EQ(launch_scatter(b, 256, st), cudaSuccess);
+
+    std::vector<unsigned char> got_a(cache_bytes), got_b(cache_bytes);
+    KVB_CUDA_CHECK(cudaMemcpyAsync(got_a.data(), d_a.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
+    KVB_CUDA_CHECK(cudaMemcpyAsync(got_b.data(), d_b.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
+    KVB_CUDA_CHECK(cudaStreamSynchronize(st));
+    EXPECT_TRUE(got_a == got_b);
+    EXPECT_NE(std::count(got_a.begin(), got_a.end(), 0xA5), static_cast<std::ptrdiff_t>(cache_bytes));
+  }
 }
 
 // The scatter bound moves each head chunk of each written token to its row, K and V, and

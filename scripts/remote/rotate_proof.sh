@@ -90,7 +90,7 @@ as_flags() { sed 's/^/--case\n/'; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null
 
 # 0. The floor (two launch floors explained by the graph's own launch cost) and rotation tests.
-wanted tests && stage gpu_tests 10 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*' &&
+wanted tests && stage gpu_tests 10 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*:Gpu.BoundKernels*' &&
   '$BIN/test_planted_gpu' --gtest_filter='Planted.Rotat*'"
 [ -f "$WORK/gpu_tests.log" ] &&
   grep -E '^  (graph floor|cold |hot |graph )|^\[  (PASSED|FAILED) ' "$WORK/gpu_tests.log"

@@ -96,11 +96,12 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
   return {write_best, move_best};
 }
 
-// Byte offset of each token's K row (head 0) in the caches, or -1 when it writes nothing: the
-// slots the case's own set `set` writes (the runner's seeds, so the same slots).
-std::vector<std::int64_t> dst_rows(const Case& c, const CacheGeometry& g, std::uint64_t seed,
-                                   std::size_t osize) {
-  const SlotData slots = make_slots(c, g, seed + 2);
+}  // namespace
+
+std::vector<std::int64_t> scatter_rows(const Case& c, std::uint64_t run_seed, int set) {
+  const CacheGeometry g = cache_geometry(c);
+  const std::size_t osize = size_of(c.out_dtype);
+  const SlotData slots = make_slots(c, g, set_seed(case_seed(c, run_seed), set) + 2);
   std::vector<std::int64_t> rows(slots.slot_mapping.size(), -1);
   for (std::size_t t = 0; t < rows.size(); ++t) {
     std::int64_t slot = slots.slot_mapping[t];
@@ -111,6 +112,8 @@ std::vector<std::int64_t> dst_rows(const Case& c, const CacheGeometry& g, std::u
   }
   return rows;
 }
+
+namespace {
 
 int word_bytes(std::initializer_list<std::int64_t> sizes) {
   for (int w : {16, 8, 4, 2})
@@ -133,12 +136,10 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
       sink(sizeof(std::uint32_t));
   auto* base = buf.as<unsigned char>();
   KVB_CUDA_CHECK(cudaMemsetAsync(base, 0x5A, buf.bytes(), st));  // XOR of a word: 0, never 1
-  const std::uint64_t seed = case_seed(c, run_seed);
   std::vector<ScatterArgs> args;
   for (int set = 0; set < sets; ++set) {
     unsigned char* b = base + static_cast<std::size_t>(set) * static_cast<std::size_t>(per_set);
-    const std::vector<std::int64_t> rows =
-        dst_rows(c, g, set_seed(seed, set), static_cast<std::size_t>(osize));
+    const std::vector<std::int64_t> rows = scatter_rows(c, run_seed, set);
     KVB_CUDA_CHECK(cudaMemcpyAsync(b + 2 * input + cache, rows.data(), rows.size() * 8,
                                    cudaMemcpyHostToDevice, st));
     ScatterArgs a;

@@ -22,4 +22,9 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
                                      const RunSettings& settings, const std::string& variant = "",
                                      void (*progress)(std::size_t, std::size_t) = nullptr);
 
+// The scatter bound's destinations: per token, the byte offset of its K row (head 0) in the
+// caches (V at value_cache_offset further), or -1 when it writes nothing. The slots are those of
+// the case's buffer set `set` in a run of seed `run_seed`, drawn as the runner draws them.
+std::vector<std::int64_t> scatter_rows(const Case& c, std::uint64_t run_seed, int set);
+
 }  // namespace kvbench
