@@ -532,10 +532,10 @@ TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
 // touches nothing else.
 TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
   const Stream stream;
-  constexpr std::int64_t T = 3, H = 2, chunk = 32;  // bytes per head, read and written
+  constexpr std::int64_t T = 3, H = 2;
   const std::int64_t head_stride = 48, v_offset = 1024, dst_bytes = 2048;
   const std::vector<std::int64_t> rows = {512, -1, 128};
-  std::vector<unsigned char> k(T * H * chunk), v(T * H * chunk);
+  std::vector<unsigned char> k(T * H * 32), v(T * H * 32);
   for (std::size_t i = 0; i < k.size(); ++i) {
     k[i] = static_cast<unsigned char>(i);
     v[i] = static_cast<unsigned char>(255 - i);
@@ -544,33 +544,42 @@ TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
   KVB_CUDA_CHECK(cudaMemcpyAsync(d_k.get(), k.data(), k.size(), cudaMemcpyHostToDevice, stream.get()));
   KVB_CUDA_CHECK(cudaMemcpyAsync(d_v.get(), v.data(), v.size(), cudaMemcpyHostToDevice, stream.get()));
   KVB_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), 8 * T, cudaMemcpyHostToDevice, stream.get()));
-  for (int word : {16, 8, 4, 2, 1}) {
-    SCOPED_TRACE("word " + std::to_string(word));
-    KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
-    ScatterArgs a;
-    a.src_k = d_k.get();
-    a.src_v = d_v.get();
-    a.dst_row = d_rows.as<std::int64_t>();
-    a.dst = d_dst.get();
-    a.v_offset = v_offset;
-    a.tokens = T;
-    a.heads = H;
-    a.head_read = a.head_write = chunk;
-    a.head_stride = head_stride;
-    a.word_bytes = word;
-    a.sink = sink.as<std::uint32_t>();
-    ASSERT_EQ(launch_scatter(a, 128, stream.get()), cudaSuccess);
-    std::vector<unsigned char> got(dst_bytes);
-    KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost, stream.get()));
-    KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    std::vector<unsigned char> want(dst_bytes, 0xAB);
-    for (std::int64_t t = 0; t < T; ++t)
-      for (std::int64_t h = 0; h < H && rows[t] >= 0; ++h)
-        for (std::int64_t b = 0; b < chunk; ++b) {
-          want[rows[t] + h * head_stride + b] = k[(t * H + h) * chunk + b];
-          want[rows[t] + v_offset + h * head_stride + b] = v[(t * H + h) * chunk + b];
-        }
-    EXPECT_EQ(got, want);
+  // (bytes read, bytes written, head stride) per head: equal, narrower and wider outputs, and
+  // NHD-like rows (stride = written bytes: the kernel's row path).
+  for (const auto& [read, write, stride] :
+       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 32, head_stride},
+        {32, 16, head_stride}, {16, 32, head_stride}, {32, 32, 32}}) {
+    for (int word : {16, 8, 4, 2, 1}) {
+      SCOPED_TRACE("read " + std::to_string(read) + " write " + std::to_string(write) + " stride " +
+                   std::to_string(stride) + " word " + std::to_string(word));
+      KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
+      ScatterArgs a;
+      a.src_k = d_k.get();
+      a.src_v = d_v.get();
+      a.dst_row = d_rows.as<std::int64_t>();
+      a.dst = d_dst.get();
+      a.v_offset = v_offset;
+      a.tokens = T;
+      a.heads = H;
+      a.head_read = read;
+      a.head_write = write;
+      a.head_stride = stride;
+      a.word_bytes = word;
+      a.sink = sink.as<std::uint32_t>();
+      ASSERT_EQ(launch_scatter(a, 128, stream.get()), cudaSuccess);
+      std::vector<unsigned char> got(dst_bytes);
+      KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost, stream.get()));
+      KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      std::vector<unsigned char> want(dst_bytes, 0xAB);
+      for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t h = 0; h < H && rows[t] >= 0; ++h)
+          for (std::int64_t b = 0; b < write; ++b) {  // the input is [T, H, read] bytes
+            const std::int64_t from = (t * H + h) * read + b;
+            want[rows[t] + h * stride + b] = b < read ? k[from] : 0;
+            want[rows[t] + v_offset + h * stride + b] = b < read ? v[from] : 0;
+          }
+      EXPECT_EQ(got, want);
+    }
   }
 }
 

@@ -60,31 +60,52 @@ __device__ __forceinline__ W zero_word() {
 }
 
 // One thread per destination-or-source word of every (token, K/V, head) chunk, grid-stride.
-template <class W>
+// Index: 32 bits where every word index fits (one integer division per word is then cheap);
+// kRows: every head chunk is written where the previous one ends and read and written at the
+// same size (NHD), so a token's K or V row is one chunk and no head index is needed.
+template <class W, class Index, bool kRows>
 __global__ void scatter_kernel(ScatterArgs a) {
   pdl_launch_dependents();
   pdl_wait();
-  const std::int64_t rw = a.head_read / static_cast<std::int64_t>(sizeof(W));
-  const std::int64_t ww = a.head_write / static_cast<std::int64_t>(sizeof(W));
-  const std::int64_t wph = rw > ww ? rw : ww;      // words per head chunk
-  const std::int64_t per_pair = a.heads * wph;     // words per (token, K/V)
-  const std::int64_t total = a.tokens * 2 * per_pair;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t pair = i / per_pair, j = i - pair * per_pair;
-    const std::int64_t t = pair >> 1, kv = pair & 1;
+  const auto rw = static_cast<Index>(a.head_read / static_cast<std::int64_t>(sizeof(W)));
+  const auto ww = static_cast<Index>(a.head_write / static_cast<std::int64_t>(sizeof(W)));
+  const Index wph = rw > ww ? rw : ww;                      // words per head chunk
+  const Index per_pair = static_cast<Index>(a.heads) * wph;  // words per (token, K/V)
+  const Index total = static_cast<Index>(a.tokens) * 2 * per_pair;
+  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<Index>(gridDim.x) * blockDim.x) {
+    const Index pair = i / per_pair, j = i - pair * per_pair;
+    const Index t = pair >> 1, kv = pair & 1;
     const std::int64_t row = a.dst_row[t];
     if (row < 0) continue;  // skipped tokens cost only their entry
-    const std::int64_t h = j / wph, w = j - h * wph;
-    const auto* src = static_cast<const W*>(kv ? a.src_v : a.src_k) + (t * a.heads + h) * rw;
-    const W v = w < rw ? src[w] : zero_word<W>();
-    auto* dst = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset +
-                                     h * a.head_stride);
-    if (w < ww)
-      dst[w] = v;
-    else if (fold(v) == a.never)
-      *a.sink = a.never;
+    // The token's K or V input: H head chunks of rw words, contiguous.
+    const auto* src = static_cast<const W*>(kv ? a.src_v : a.src_k) +
+                      static_cast<std::int64_t>(t) * static_cast<std::int64_t>(a.heads) * rw;
+    auto* dst = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset);
+    if constexpr (kRows) {
+      dst[j] = src[j];
+    } else {
+      const Index h = j / wph, w = j - h * wph;
+      const W v = w < rw ? src[static_cast<std::int64_t>(h) * rw + w] : zero_word<W>();
+      dst = reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(dst) + h * a.head_stride);
+      if (w < ww)
+        dst[w] = v;
+      else if (fold(v) == a.never)
+        *a.sink = a.never;
+    }
   }
+}
+
+template <class W>
+cudaError_t launch_scatter_words(const ScatterArgs& a, dim3 grid, dim3 block, cudaStream_t stream,
+                                 std::int64_t total) {
+  const bool rows = a.head_read == a.head_write && a.head_stride == a.head_write;
+  const bool small = total < (std::int64_t{1} << 31);
+  if (small)
+    return rows ? launch_pdl(scatter_kernel<W, std::uint32_t, true>, grid, block, stream, a)
+                : launch_pdl(scatter_kernel<W, std::uint32_t, false>, grid, block, stream, a);
+  return rows ? launch_pdl(scatter_kernel<W, std::uint64_t, true>, grid, block, stream, a)
+              : launch_pdl(scatter_kernel<W, std::uint64_t, false>, grid, block, stream, a);
 }
 
 bool valid(BoundShape s) {
@@ -114,15 +135,15 @@ cudaError_t launch_scatter(const ScatterArgs& a, int threads, cudaStream_t strea
   const dim3 grid(static_cast<unsigned>(want < (1 << 20) ? want : (1 << 20))), block(threads);
   switch (a.word_bytes) {
     case 16:
-      return launch_pdl(scatter_kernel<uint4>, grid, block, stream, a);
+      return launch_scatter_words<uint4>(a, grid, block, stream, total);
     case 8:
-      return launch_pdl(scatter_kernel<uint2>, grid, block, stream, a);
+      return launch_scatter_words<uint2>(a, grid, block, stream, total);
     case 4:
-      return launch_pdl(scatter_kernel<std::uint32_t>, grid, block, stream, a);
+      return launch_scatter_words<std::uint32_t>(a, grid, block, stream, total);
     case 2:
-      return launch_pdl(scatter_kernel<std::uint16_t>, grid, block, stream, a);
+      return launch_scatter_words<std::uint16_t>(a, grid, block, stream, total);
     case 1:
-      return launch_pdl(scatter_kernel<std::uint8_t>, grid, block, stream, a);
+      return launch_scatter_words<std::uint8_t>(a, grid, block, stream, total);
     default:
       return cudaErrorInvalidValue;
   }
