@@ -397,6 +397,7 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
   for (const BoundRow& r : rows) {  // the cache write's bound: its rows scattered to its slots
     EXPECT_GT(r.scatter_floor_us, 0.0);
     EXPECT_EQ(r.scatter_floor_method.rfind("scatter16 t", 0), 0u) << r.scatter_floor_method;
+    EXPECT_NE(r.scatter_floor_method.find('x'), std::string::npos) << r.scatter_floor_method;
     EXPECT_EQ(bound_of(r), r.scatter_floor_us);
   }
 }
@@ -517,7 +518,7 @@ TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
     b.head_stride = g.head_stride * 2;
     b.word_bytes = 16;
     b.sink = sink.as<std::uint32_t>();
-    ASSERT_EQ(launch_scatter(b, 256, st), cudaSuccess);
+    ASSERT_EQ(launch_scatter(b, 256, 4, st), cudaSuccess);
 
     std::vector<unsigned char> got_a(cache_bytes), got_b(cache_bytes);
     KVB_CUDA_CHECK(cudaMemcpyAsync(got_a.data(), d_a.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
@@ -549,9 +550,11 @@ TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
   for (const auto& [read, write, stride] :
        {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 32, head_stride},
         {32, 16, head_stride}, {16, 32, head_stride}, {32, 32, 32}}) {
-    for (int word : {16, 8, 4, 2, 1}) {
+    for (const auto& [word, per_thread] : {std::pair{16, 1}, std::pair{16, 4}, std::pair{8, 4},
+                                           std::pair{4, 1}, std::pair{2, 4}, std::pair{1, 1}}) {
       SCOPED_TRACE("read " + std::to_string(read) + " write " + std::to_string(write) + " stride " +
-                   std::to_string(stride) + " word " + std::to_string(word));
+                   std::to_string(stride) + " word " + std::to_string(word) + " x" +
+                   std::to_string(per_thread));
       KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
       ScatterArgs a;
       a.src_k = d_k.get();
@@ -566,7 +569,7 @@ TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
       a.head_stride = stride;
       a.word_bytes = word;
       a.sink = sink.as<std::uint32_t>();
-      ASSERT_EQ(launch_scatter(a, 128, stream.get()), cudaSuccess);
+      ASSERT_EQ(launch_scatter(a, 128, per_thread, stream.get()), cudaSuccess);
       std::vector<unsigned char> got(dst_bytes);
       KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost, stream.get()));
       KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));

@@ -63,7 +63,7 @@ __device__ __forceinline__ W zero_word() {
 // Index: 32 bits where every word index fits (one integer division per word is then cheap);
 // kRows: every head chunk is written where the previous one ends and read and written at the
 // same size (NHD), so a token's K or V row is one chunk and no head index is needed.
-template <class W, class Index, bool kRows>
+template <class W, class Index, bool kRows, int K>
 __global__ void scatter_kernel(ScatterArgs a) {
   pdl_launch_dependents();
   pdl_wait();
@@ -72,40 +72,67 @@ __global__ void scatter_kernel(ScatterArgs a) {
   const Index wph = rw > ww ? rw : ww;                      // words per head chunk
   const Index per_pair = static_cast<Index>(a.heads) * wph;  // words per (token, K/V)
   const Index total = static_cast<Index>(a.tokens) * 2 * per_pair;
-  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<Index>(gridDim.x) * blockDim.x) {
-    const Index pair = i / per_pair, j = i - pair * per_pair;
-    const Index t = pair >> 1, kv = pair & 1;
-    const std::int64_t row = a.dst_row[t];
-    if (row < 0) continue;  // skipped tokens cost only their entry
-    // The token's K or V input: H head chunks of rw words, contiguous.
-    const auto* src = static_cast<const W*>(kv ? a.src_v : a.src_k) +
-                      static_cast<std::int64_t>(t) * static_cast<std::int64_t>(a.heads) * rw;
-    auto* dst = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset);
-    if constexpr (kRows) {
-      dst[j] = src[j];
-    } else {
-      const Index h = j / wph, w = j - h * wph;
-      const W v = w < rw ? src[static_cast<std::int64_t>(h) * rw + w] : zero_word<W>();
-      dst = reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(dst) + h * a.head_stride);
-      if (w < ww)
-        dst[w] = v;
-      else if (fold(v) == a.never)
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  // K words per thread and step, every load issued before the first store.
+  for (Index i0 = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i0 < total;
+       i0 += stride * K) {
+    W v[K];
+    W* dst[K];
+    bool keep[K];  // a source word without a destination word: kept through the sink
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const Index i = i0 + static_cast<Index>(k) * stride;
+      dst[k] = nullptr;
+      keep[k] = false;
+      if (i >= total) continue;
+      const Index pair = i / per_pair, j = i - pair * per_pair;
+      const Index t = pair >> 1, kv = pair & 1;
+      const std::int64_t row = a.dst_row[t];
+      if (row < 0) continue;  // skipped tokens cost only their entry
+      // The token's K or V input: H head chunks of rw words, contiguous.
+      const auto* src = static_cast<const W*>(kv ? a.src_v : a.src_k) +
+                        static_cast<std::int64_t>(t) * static_cast<std::int64_t>(a.heads) * rw;
+      auto* out = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset);
+      if constexpr (kRows) {
+        v[k] = src[j];
+        dst[k] = out + j;
+      } else {
+        const Index h = j / wph, w = j - h * wph;
+        v[k] = w < rw ? src[static_cast<std::int64_t>(h) * rw + w] : zero_word<W>();
+        if (w < ww)
+          dst[k] = reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(out) + h * a.head_stride) + w;
+        else
+          keep[k] = true;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (dst[k])
+        *dst[k] = v[k];
+      else if (keep[k] && fold(v[k]) == a.never)
         *a.sink = a.never;
     }
   }
 }
 
+template <class W, class Index, bool kRows>
+cudaError_t launch_scatter_k(const ScatterArgs& a, int per_thread, dim3 grid, dim3 block,
+                             cudaStream_t stream) {
+  return per_thread == 4 ? launch_pdl(scatter_kernel<W, Index, kRows, 4>, grid, block, stream, a)
+                         : launch_pdl(scatter_kernel<W, Index, kRows, 1>, grid, block, stream, a);
+}
+
 template <class W>
-cudaError_t launch_scatter_words(const ScatterArgs& a, dim3 grid, dim3 block, cudaStream_t stream,
-                                 std::int64_t total) {
+cudaError_t launch_scatter_words(const ScatterArgs& a, int per_thread, dim3 grid, dim3 block,
+                                 cudaStream_t stream, std::int64_t total) {
   const bool rows = a.head_read == a.head_write && a.head_stride == a.head_write;
-  const bool small = total < (std::int64_t{1} << 31);
+  // 32-bit indices while every index the grid-stride loop reaches fits.
+  const bool small = total + static_cast<std::int64_t>(grid.x) * block.x * per_thread < (std::int64_t{1} << 32);
   if (small)
-    return rows ? launch_pdl(scatter_kernel<W, std::uint32_t, true>, grid, block, stream, a)
-                : launch_pdl(scatter_kernel<W, std::uint32_t, false>, grid, block, stream, a);
-  return rows ? launch_pdl(scatter_kernel<W, std::uint64_t, true>, grid, block, stream, a)
-              : launch_pdl(scatter_kernel<W, std::uint64_t, false>, grid, block, stream, a);
+    return rows ? launch_scatter_k<W, std::uint32_t, true>(a, per_thread, grid, block, stream)
+                : launch_scatter_k<W, std::uint32_t, false>(a, per_thread, grid, block, stream);
+  return rows ? launch_scatter_k<W, std::uint64_t, true>(a, per_thread, grid, block, stream)
+              : launch_scatter_k<W, std::uint64_t, false>(a, per_thread, grid, block, stream);
 }
 
 bool valid(BoundShape s) {
@@ -124,26 +151,29 @@ unsigned blocks_for(std::size_t words, BoundShape s) {
 
 }  // namespace
 
-cudaError_t launch_scatter(const ScatterArgs& a, int threads, cudaStream_t stream) {
-  if (threads <= 0 || threads > 1024 || threads % 32 != 0) return cudaErrorInvalidValue;
+cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, cudaStream_t stream) {
+  if (threads <= 0 || threads > 1024 || threads % 32 != 0 || (per_thread != 1 && per_thread != 4))
+    return cudaErrorInvalidValue;
   const std::int64_t wb = a.word_bytes;
+  if (wb <= 0) return cudaErrorInvalidValue;
   const std::int64_t wph = (a.head_read > a.head_write ? a.head_read : a.head_write) / wb;
   const std::int64_t total = a.tokens * 2 * a.heads * wph;
   if (total <= 0) return cudaErrorInvalidValue;
   // Enough blocks to fill the GPU several times over; the grid-stride loop covers the rest.
-  const std::int64_t want = (total + threads - 1) / threads;
+  const std::int64_t per_block = static_cast<std::int64_t>(threads) * per_thread;
+  const std::int64_t want = (total + per_block - 1) / per_block;
   const dim3 grid(static_cast<unsigned>(want < (1 << 20) ? want : (1 << 20))), block(threads);
   switch (a.word_bytes) {
     case 16:
-      return launch_scatter_words<uint4>(a, grid, block, stream, total);
+      return launch_scatter_words<uint4>(a, per_thread, grid, block, stream, total);
     case 8:
-      return launch_scatter_words<uint2>(a, grid, block, stream, total);
+      return launch_scatter_words<uint2>(a, per_thread, grid, block, stream, total);
     case 4:
-      return launch_scatter_words<std::uint32_t>(a, grid, block, stream, total);
+      return launch_scatter_words<std::uint32_t>(a, per_thread, grid, block, stream, total);
     case 2:
-      return launch_scatter_words<std::uint16_t>(a, grid, block, stream, total);
+      return launch_scatter_words<std::uint16_t>(a, per_thread, grid, block, stream, total);
     case 1:
-      return launch_scatter_words<std::uint8_t>(a, grid, block, stream, total);
+      return launch_scatter_words<std::uint8_t>(a, per_thread, grid, block, stream, total);
     default:
       return cudaErrorInvalidValue;
   }

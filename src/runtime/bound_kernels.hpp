@@ -36,7 +36,9 @@ cudaError_t launch_move16(const void* src, std::size_t read_bytes, void* dst,
 // moved to dst + dst_row[t] + kv * v_offset + h * head_stride (head_write bytes there). Word j of
 // a destination chunk is word j of its source chunk, or zero past it; source words without a
 // destination are read and kept through `sink`, as in launch_move16. Words are the widest of
-// 16, 8, 4, 2, 1 bytes dividing every size and offset (`word_bytes`).
+// 16, 8, 4, 2, 1 bytes dividing every size and offset (`word_bytes`). `threads` per block (a
+// multiple of 32, at most 1024), `per_thread` (1 or 4) words per thread and step, all loaded
+// before any is stored.
 struct ScatterArgs {
   const void* src_k;          // [T, H, head_read bytes]
   const void* src_v;          // [T, H, head_read bytes]
@@ -49,6 +51,6 @@ struct ScatterArgs {
   std::uint32_t never = 1;
   std::uint32_t* sink = nullptr;
 };
-cudaError_t launch_scatter(const ScatterArgs& a, int threads, cudaStream_t stream);
+cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, cudaStream_t stream);
 
 }  // namespace kvbench
