@@ -476,7 +476,7 @@ class RotateProof(unittest.TestCase):
 echo "$@" >>"$FAKE_LOG"
 case "$1" in
   --version) echo "kvbench 0.0.0 (git fake)";;
-  list) exec "$REAL_KVBENCH" "$@";;
+  list|schema) exec "$REAL_KVBENCH" "$@";;
   run|bounds)
     out=""; prev=""
     for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done

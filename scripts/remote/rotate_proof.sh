@@ -35,6 +35,7 @@ BUDGET_S=${BUDGET_S:-540}
 PY=${PYTHON:-python3}
 WORK=$(mktemp -d)
 export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$WORK/cache} KVBENCH_SOURCE_DIR=$ROOT
+export KVBENCH=$BIN/kvbench  # the scripts read the case key from it (scripts/kvbench_schema.py)
 status=0
 
 STAGES=${STAGES:-tests perf bounds triton decode}
