@@ -16,8 +16,10 @@
 #   call's CSVs). The plot and the table always run, on what there is.
 #   CASES=optimized (default) times perf.yaml's `optimized` cases; CASES=all adds `seed_port`
 #   (about twice the time of the first stage).
-#   BUDGET_S=540: every stage is time-boxed so the whole fits in this many seconds; a stage cut
-#   short says so and keeps the rows it wrote (kvbench and triton_baseline.py flush every row).
+#   BUDGET_S=540: every stage is time-boxed so the whole fits in this many seconds (each gets the
+#   time left in proportion to its weight among the stages still to run: tests 1, perf 8, bounds
+#   3, triton 5, each decode run 1); a stage cut short says so and keeps the rows it wrote
+#   (kvbench and triton_baseline.py flush every row; `bounds` writes its CSV at the end only).
 #   PYTHON=python3 with torch and triton (the Triton stage); matplotlib for the plot, else the
 #   plot command is printed to run elsewhere.
 # Exit status: 1 if a GPU test, a run, the bounds or the Triton stage failed (a stage cut short
@@ -53,17 +55,30 @@ pack() {
 
 wanted() { [[ " $STAGES " == *" $1 "* ]]; }
 
-# stage NAME SHARE_OF_WHAT_IS_LEFT(%) MIN_S CMD...: runs CMD time-boxed, logs to NAME.log.
+# Each stage gets the time left (less RESERVE_S for the plot and the table) in proportion to its
+# weight among the stages still to run: a stage run alone gets all of it.
+RESERVE_S=15
+ORDER=(gpu_tests perf_rotated bounds triton decode_cold decode_hot_inputs decode_61)
+declare -A WEIGHT=([gpu_tests]=1 [perf_rotated]=8 [bounds]=3 [triton]=5 [decode_cold]=1
+                   [decode_hot_inputs]=1 [decode_61]=1)
+declare -A GROUP=([gpu_tests]=tests [perf_rotated]=perf [bounds]=bounds [triton]=triton
+                  [decode_cold]=decode [decode_hot_inputs]=decode [decode_61]=decode)
+
+# stage NAME MIN_S CMD...: runs CMD time-boxed (at least MIN_S), logs to NAME.log.
 stage() {
-  local name=$1 share=$2 floor=$3 left limit rc
-  shift 3
-  left=$((BUDGET_S - SECONDS))
-  limit=$((left * share / 100))
-  [ $limit -lt "$floor" ] && limit=$floor
+  local name=$1 floor=$2 left limit rc rest=0 seen=0 x
+  shift 2
+  for x in "${ORDER[@]}"; do
+    [ "$x" = "$name" ] && seen=1
+    [ $seen -eq 1 ] && wanted "${GROUP[$x]}" && rest=$((rest + WEIGHT[$x]))
+  done
+  left=$((BUDGET_S - RESERVE_S - SECONDS))
   if [ $left -lt "$floor" ]; then
     echo "$name: skipped, ${left}s left of BUDGET_S=${BUDGET_S}"
     return 0
   fi
+  limit=$((left * WEIGHT[$name] / rest))
+  [ $limit -lt "$floor" ] && limit=$floor
   timeout "$limit" "$@" >"$WORK/$name.log" 2>&1
   rc=$?
   if [ $rc -eq 124 ]; then
@@ -91,33 +106,33 @@ as_flags() { sed 's/^/--case\n/'; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null
 
 # 0. The floor (two launch floors explained by the graph's own launch cost) and rotation tests.
-wanted tests && stage gpu_tests 10 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*:Gpu.BoundKernels*' &&
+wanted tests && stage gpu_tests 20 bash -c "'$BIN/test_gpu' --gtest_filter='Gpu.GraphFloorFallsWithLaunchesPerSample:Gpu.LaunchFloorDoesNotDependOnLightSampling:Gpu.Scatter*:Gpu.Bounds*:Gpu.BoundKernels*' &&
   '$BIN/test_planted_gpu' --gtest_filter='Planted.Rotat*'"
 [ -f "$WORK/gpu_tests.log" ] &&
   grep -E '^  (graph floor|cold |hot |graph )|^\[  (PASSED|FAILED) ' "$WORK/gpu_tests.log"
 
 # 1. perf.yaml, everything cold.
 mapfile -t perf_cases < <(cases "$CASES" 1000000000 | as_flags)
-wanted perf && stage perf_rotated 55 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_cases[@]}" \
+wanted perf && stage perf_rotated 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_cases[@]}" \
   -o "$WORK/perf_rotated.csv"
 
 # 2. Every timed case's bound, rotated as the case was (light sampling: one floor per case).
-wanted bounds && stage bounds 45 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
+wanted bounds && stage bounds 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
   --variant optimized --warmup 2 --min-samples 10 --min-time 0.005 --timeout 1
 
 # 3. The seed's Triton, rotated, on the same cases (triton_baseline.py runs a case once whatever
 # its variant).
 mapfile -t tri_cases < <(cases optimized 1000000000)
-wanted triton && stage triton 60 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
+wanted triton && stage triton 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
   --kvbench "$BIN/kvbench" --rotate auto --samples 20 --case "${tri_cases[@]}"
 
 # 4. Decode sizes (T <= 128, cache write): everything cold, inputs hot / caches cold, and one
 # DeepSeek-V3 step (61 layers, each its own cache).
 mapfile -t decode < <(cases optimized 128 reshape_and_cache_flash | as_flags)
-wanted decode && stage decode_cold 30 15 "$BIN/kvbench" run "$CONFIG" --rotate auto "${decode[@]}" -o "$WORK/decode_cold.csv"
-wanted decode && stage decode_hot_inputs 45 15 "$BIN/kvbench" run "$CONFIG" --rotate auto --hot-inputs "${decode[@]}" \
+wanted decode && stage decode_cold 15 "$BIN/kvbench" run "$CONFIG" --rotate auto "${decode[@]}" -o "$WORK/decode_cold.csv"
+wanted decode && stage decode_hot_inputs 15 "$BIN/kvbench" run "$CONFIG" --rotate auto --hot-inputs "${decode[@]}" \
   -o "$WORK/decode_hot_inputs.csv"
-wanted decode && stage decode_61 90 15 "$BIN/kvbench" run "$CONFIG" --rotate 61 "${decode[@]}" -o "$WORK/decode_61.csv"
+wanted decode && stage decode_61 15 "$BIN/kvbench" run "$CONFIG" --rotate 61 "${decode[@]}" -o "$WORK/decode_61.csv"
 
 # 5. The decode-step plot: per-layer µs against T per shape, optimized against the seed's Triton.
 plot="scripts/plot.py decode $WORK/perf_rotated.csv $WORK/triton_rotated.csv --out-dir $WORK"
