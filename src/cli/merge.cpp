@@ -77,10 +77,14 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
 
   std::map<std::size_t, std::pair<std::string, std::string>> row_of;  // index -> (line, where)
   std::vector<std::string> problems;
+  std::string header;
   for (const std::string& path : shards) {
     const std::vector<std::string> lines = lines_of(slurp(path, "shard CSV"));
-    if (lines.empty() || lines.front() != csv_header())
-      throw std::invalid_argument(path + ":1: header differs from this build's schema (`kvbench schema`)");
+    if (lines.empty()) throw std::invalid_argument(path + ": empty (no header)");
+    if (header.empty()) header = lines.front();
+    if (lines.front() != header)
+      throw std::invalid_argument(path + ":1: header differs from " + shards.front() +
+                                  "'s (shards of different schemas)");
     const ResultTable table = read_results(path);
     for (const ResultRow& r : table.rows) {
       const std::string where = path + ":" + std::to_string(r.line);
@@ -108,7 +112,7 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
   for (std::size_t i : expected)
     if (!row_of.count(i)) missing.push_back(i);
 
-  std::string text = csv_header() + "\n";
+  std::string text = header + "\n";
   for (const auto& [index, row] : row_of) text += row.first + "\n";
   const std::filesystem::path out(output);
   if (out.has_parent_path()) {
@@ -132,8 +136,8 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
     }
     if (!absent.empty()) which = " (no file for shard " + list_text(absent) + " of " + std::to_string(n) + ")";
   }
-  std::fprintf(stderr, "kvbench merge: %s case %s missing: %s%s\n",
-               allow_missing ? "warning:" : "", missing.size() > 1 ? "indices" : "index",
+  std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n",
+               allow_missing ? "warning: " : "", missing.size() > 1 ? "indices" : "index",
                list_text(missing).c_str(), which.c_str());
   return allow_missing ? kOk : kFailed;
 }
