@@ -38,6 +38,7 @@ TEST(Footprint, TheIssuesCaseNeedsMoreThanItsKeysAndValues) {
   EXPECT_GT(f.host(), 274877906944ull + 2 * 274877906944ull);  // inputs, caches expected + actual
   EXPECT_GT(f.device(), 2 * 274877906944ull);
   EXPECT_LT(f.device(), f.host());
+  EXPECT_EQ(format_bytes(f.host()), "894.0 GB");  // tests/configs/too_big.yaml's first case
   EXPECT_EQ(format_bytes(274877906944ull), "274.9 GB");
 }
 
