@@ -159,9 +159,11 @@ def devices():
         r = rows(out)
         check(sorted(map(key, r)) == sorted(map(key, rows_or_clean())), "case set differs")
         spans = [line.split() for line in open(log)]
-        by_device = {}
-        for device, _, t0, t1 in spans:
+        by_device, pids = {}, set()
+        for device, pid, _, t0, t1 in spans:
             by_device.setdefault(device, []).append((float(t0), float(t1)))
+            pids.add(pid)
+        check(len(pids) == 2, "--devices %s: cases ran in %d workers, expected 2" % (spec, len(pids)))
         for device, s in by_device.items():
             s.sort()
             for a, b in zip(s, s[1:]):

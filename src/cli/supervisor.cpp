@@ -37,7 +37,7 @@ struct Worker {
   pid_t pid = -1;
   int to = -1, from = -1;  // its stdin, its stdout
   std::size_t case_index = 0;
-  Clock::time_point since;
+  Clock::time_point since;  // when it started, took its case, or became idle
   std::string pending_text;  // bytes after the last complete line
 };
 
@@ -152,9 +152,13 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
     for (Worker& w : workers)
       if (w.state != State::dead) reap(w, true);
   };
-  auto busy_on = [&](const std::string& device) {
+  // The workers of one GPU take turns: while one of them starts (it times the launch floor and
+  // may calibrate) or runs a case, the others on that GPU wait.
+  auto gpu_taken = [&](const Worker& self) {
     for (const Worker& w : workers)
-      if (w.state == State::busy && w.device == device) return true;
+      if (&w != &self && w.device == self.device &&
+          (w.state == State::busy || w.state == State::starting))
+        return true;
     return false;
   };
   // The end of a worker: its case, if it had one, fails with the reason.
@@ -180,6 +184,7 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
     const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
     if (word == "ready" && w.state == State::starting) {
       w.state = State::idle;
+      w.since = Clock::now();
       events.ready(i, rest);
     } else if (word == "row" && w.state == State::busy) {
       const auto sp = rest.find(' ');
@@ -187,6 +192,7 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
         throw WorkerFatal(kFailed, "worker sent a row for another case than " +
                                        std::to_string(w.case_index) + ": '" + line + "'");
       w.state = State::idle;
+      w.since = Clock::now();
       events.done({w.case_index, i, rest.substr(sp + 1), ""});
     } else if (word == "bye") {
       // The worker takes no more cases; one dealt to it after its last row goes back in line.
@@ -209,20 +215,24 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
         kill_all();
         return g_signal;
       }
-      bool any_busy = false;
-      for (Worker& w : workers) {
-        if (w.state == State::dead && !pending.empty()) spawn(w, command);
-        if (w.state == State::idle && !pending.empty() && !busy_on(w.device)) {
-          w.case_index = pending.front();
-          pending.pop_front();
-          const std::string request = "case " + std::to_string(w.case_index) + "\n";
-          const ssize_t ignored = write(w.to, request.data(), request.size());  // EPIPE: dies below
-          (void)ignored;
-          w.state = State::busy;
-          w.since = Clock::now();
-        }
-        any_busy = any_busy || w.state == State::busy;
+      for (Worker& w : workers)
+        if (w.state == State::dead && !pending.empty() && !gpu_taken(w)) spawn(w, command);
+      // Each case to the worker idle the longest, on a GPU no other worker is using.
+      while (!pending.empty()) {
+        Worker* next = nullptr;
+        for (Worker& w : workers)
+          if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since)) next = &w;
+        if (!next) break;
+        next->case_index = pending.front();
+        pending.pop_front();
+        const std::string request = "case " + std::to_string(next->case_index) + "\n";
+        const ssize_t ignored = write(next->to, request.data(), request.size());  // EPIPE: dies below
+        (void)ignored;
+        next->state = State::busy;
+        next->since = Clock::now();
       }
+      bool any_busy = false;
+      for (const Worker& w : workers) any_busy = any_busy || w.state == State::busy;
       if (pending.empty() && !any_busy) {
         for (Worker& w : workers)
           if (w.state != State::dead) reap(w, w.state == State::starting);

@@ -11,7 +11,7 @@ STANDIN_PLAN: what to do at some case indices, e.g. "3=crash,5=hang,7=kill,9=fau
   exit: exit 3 without a row.
 STANDIN_DELAY: seconds to spend on each case (for signal tests).
 STANDIN_FATAL: report `fatal 4 <text>` instead of `ready`.
-STANDIN_LOG: a file to append "DEVICE CASE START END" to for every case (wall-clock seconds).
+STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
 import json
 import os
@@ -56,7 +56,7 @@ def main():
         time.sleep(delay)
         if os.environ.get("STANDIN_LOG"):
             with open(os.environ["STANDIN_LOG"], "a") as log:
-                log.write("%s %d %.6f %.6f\n" % (device or "-", n, start, time.time()))
+                log.write("%s %d %d %.6f %.6f\n" % (device or "-", os.getpid(), n, start, time.time()))
         if action == "fault":
             row = ["failed", "device fault: an illegal memory access was encountered", "0", "0",
                    "0", ""] + [""] * 16
