@@ -21,6 +21,7 @@
 #include "core/csv.hpp"
 #include "core/footprint.hpp"
 #include "core/metadata.hpp"
+#include "kvbench_version.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_info.hpp"
@@ -69,6 +70,11 @@ std::uint64_t status_kb(const char* key) {  // a "VmHWM:  123 kB" line of /proc/
 class MemoryProbe {
  public:
   explicit MemoryProbe(bool on) : on_(on) {}
+  ~MemoryProbe() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (poller_.joinable()) poller_.join();
+  }
   void start() {
     if (!on_) return;
     std::ofstream("/proc/self/clear_refs") << "5";
@@ -87,8 +93,7 @@ class MemoryProbe {
   }
   void report(std::size_t index, const Footprint& f) {
     if (!on_) return;
-    stop_ = true;
-    poller_.join();
+    stop();
     const std::uint64_t host = (status_kb("VmHWM:") - rss_before_kb_) * 1024;
     const std::uint64_t device = free_before_ - min_free_;
     std::fprintf(stderr,
@@ -167,6 +172,8 @@ int cmd_worker(RunArgs args) {
         row.c = c;
         row.device = device.name;
         row.device_uuid = device.uuid;
+        row.git_sha = kGitSha;
+        row.git_dirty = kGitDirty;
         row.status = Status::failed;
         row.reason = refusal;
       } else {
@@ -186,7 +193,8 @@ int cmd_worker(RunArgs args) {
       channel.send("row " + std::to_string(index) + " " + csv_line(row));
       if (fault) {
         channel.send("bye device fault");
-        return kDevice;
+        std::fflush(nullptr);
+        std::_Exit(kDevice);  // no teardown of a context that the fault left corrupted
       }
     }
     return kOk;
