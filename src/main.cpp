@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
   worker->add_option("--save-tensors", worker_args.validation.save_tensors_dir);
   worker->add_flag("--save-tensors-all", worker_args.validation.save_all);
   worker->add_flag("--check-bounds", worker_args.validation.check_bounds);
+  bool skip_floor = false;
+  worker->add_flag("--skip-floor", skip_floor);
 
   std::vector<std::string> merge_inputs;
   std::string merge_config;
@@ -141,7 +143,7 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return cmd_compare(current, gate_flags);
     if (schema->parsed()) return cmd_schema(case_key);
     if (list->parsed()) return cmd_list(config_path, format, list_shard);
-    if (worker->parsed()) return cmd_worker(worker_args);
+    if (worker->parsed()) return cmd_worker(worker_args, skip_floor);
     if (merge->parsed()) return cmd_merge(output, merge_inputs, allow_missing, merge_config);
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);

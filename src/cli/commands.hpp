@@ -26,8 +26,9 @@ struct RunArgs {
 };
 int cmd_run(RunArgs args);
 
-// The hidden `kvbench worker` that `run` supervises (docs/workers.md).
-int cmd_worker(RunArgs args);
+// The hidden `kvbench worker` that `run` supervises (docs/workers.md). `skip_floor`: a worker
+// replacing one that died reports no launch floor (the parent has its predecessor's).
+int cmd_worker(RunArgs args, bool skip_floor);
 
 // Merges the CSVs of a sharded run (and their sidecars) into `output`; docs/scale-out.md.
 int cmd_merge(const std::string& output, const std::vector<std::string>& shards,

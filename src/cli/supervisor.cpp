@@ -39,6 +39,7 @@ struct Worker {
   std::size_t case_index = 0;
   Clock::time_point since;  // when it started, took its case, or became idle
   std::string pending_text;  // bytes after the last complete line
+  int restarts = 0;          // workers started in this slot
 };
 
 std::string self_exe() {
@@ -60,7 +61,9 @@ std::vector<std::string> worker_command(const std::vector<std::string>& args) {
   return argv;
 }
 
-void spawn(Worker& w, const std::vector<std::string>& command) {
+// A worker replacing one that died skips the launch floor: the first one measured it.
+void spawn(Worker& w, std::vector<std::string> command) {
+  if (w.restarts++ > 0) command.push_back("--skip-floor");
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));

@@ -126,7 +126,7 @@ bool device_faulted(Row& row) {
 
 }  // namespace
 
-int cmd_worker(RunArgs args) {
+int cmd_worker(RunArgs args, bool skip_floor) {
   Channel channel;
   try {
     Config config = load_config(args.config_path);
@@ -137,7 +137,7 @@ int cmd_worker(RunArgs args) {
     std::vector<FloorEntry> floor;
     // The floor before the calibration: measured after one in the same process, the graph-mode
     // floor reads higher (docs/measurement.md, "Launch floor").
-    for (const LaunchFloor& f : measure_launch_floor(settings)) {
+    for (const LaunchFloor& f : skip_floor ? std::vector<LaunchFloor>{} : measure_launch_floor(settings)) {
       floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz});
       std::printf("launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
                   "SM clock %.0f MHz) on %s\n",
