@@ -66,8 +66,8 @@ result "too big for host memory, then T=16" "exit 2; failed 'needs ... GB', then
 KVBENCH_MEMORY_REPORT=1 "$K" run configs/smoke.yaml -o "$OUT/memory.csv" >"$OUT/memory.log" 2>&1
 memory_rc=$?
 grep -h "^memory case" "$OUT/memory.log" >"$OUT/memory.txt"
-# "memory case N: estimate host EH device ED bytes; measured host MH (peak RSS rise) device MD (...)"
-awk '{ eh = $6; ed = $8; mh = $12; md = $17
+# "memory case N: estimate host EH device ED bytes; measured host MH (...) device MD (...)"
+awk '{ eh = $6; ed = $8; mh = $12; md = $(NF - 2)
        if (mh > 0) { r = eh / mh; if (r > maxh) maxh = r; if (!minh || r < minh) minh = r }
        if (md > 0) { r = ed / md; if (r > maxd) maxd = r; if (!mind || r < mind) mind = r }
        if (eh + 0 > big + 0) { big = eh; line = sprintf("case %s host %.3g/%.3g GB, device %.3g/%.3g GB", $3, eh / 1e9, mh / 1e9, ed / 1e9, md / 1e9) } }

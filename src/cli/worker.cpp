@@ -64,12 +64,14 @@ std::uint64_t status_kb(const char* key) {  // a "VmHWM:  123 kB" line of /proc/
   return 0;
 }
 
-// KVBENCH_MEMORY_REPORT: the estimate against what the case really took. Host: the rise of the
-// peak resident set (reset through /proc/self/clear_refs); device: the largest drop of free
+// KVBENCH_MEMORY_REPORT: the estimate against what the case really took. Host: the peak resident
+// set while the case runs (reset through /proc/self/clear_refs before it) less the resident set
+// of the worker before its first case, so host data kept from the previous case (runner.cpp
+// reuses it across variants) counts where the case uses it; device: the largest drop of free
 // memory, sampled every millisecond while the case runs.
 class MemoryProbe {
  public:
-  explicit MemoryProbe(bool on) : on_(on) {}
+  explicit MemoryProbe(bool on) : on_(on), rss_before_kb_(on ? status_kb("VmRSS:") : 0) {}
   ~MemoryProbe() { stop(); }
   void stop() {
     stop_ = true;
@@ -78,7 +80,6 @@ class MemoryProbe {
   void start() {
     if (!on_) return;
     std::ofstream("/proc/self/clear_refs") << "5";
-    rss_before_kb_ = status_kb("VmRSS:");
     std::size_t total = 0;
     cudaMemGetInfo(&free_before_, &total);
     min_free_ = free_before_;
@@ -94,11 +95,12 @@ class MemoryProbe {
   void report(std::size_t index, const Footprint& f) {
     if (!on_) return;
     stop();
-    const std::uint64_t host = (status_kb("VmHWM:") - rss_before_kb_) * 1024;
+    const std::uint64_t peak_kb = status_kb("VmHWM:");
+    const std::uint64_t host = (peak_kb > rss_before_kb_ ? peak_kb - rss_before_kb_ : 0) * 1024;
     const std::uint64_t device = free_before_ - min_free_;
     std::fprintf(stderr,
                  "memory case %zu: estimate host %llu device %llu bytes; measured host %llu "
-                 "(peak RSS rise) device %llu (free-memory drop)\n",
+                 "(peak RSS over the idle worker's) device %llu (free-memory drop)\n",
                  index, static_cast<unsigned long long>(f.host()),
                  static_cast<unsigned long long>(f.device()),
                  static_cast<unsigned long long>(host), static_cast<unsigned long long>(device));
@@ -106,7 +108,7 @@ class MemoryProbe {
 
  private:
   bool on_;
-  std::uint64_t rss_before_kb_ = 0;
+  std::uint64_t rss_before_kb_;  // the worker's, before its first case
   std::size_t free_before_ = 0;
   std::atomic<std::size_t> min_free_{0};
   std::atomic<bool> stop_{false};
