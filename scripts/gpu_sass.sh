@@ -6,7 +6,7 @@
 #   scripts/gpu_sass.sh FILE PATTERN [PATTERN ...]
 # Build FILE here with the flags of the CMake build, e.g. for the cache write:
 #   nvcc -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -I. -Isrc \
-#     -c kernels/cache_write.cu -o .carry/obj/cache_write.o
+#     -c kernels/cache_write/optimized.cu -o .carry/obj/cache_write.o
 # and carry its folder. Mangled names: c++filt reads them; docs/perf-notes.md v17 has examples.
 # Exit status: 1 if cuobjdump fails or a pattern matches nothing, 2 on bad usage.
 set -uo pipefail

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/cache_write.hpp"
+#include "kernels/cache_write/cache_write.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "reference/reference.hpp"
 #include "tests/gpu/convert_device.hpp"

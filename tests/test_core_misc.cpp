@@ -11,7 +11,7 @@
 #include "core/inputs.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
-#include "kernels/fast_div.hpp"
+#include "kernels/common/fast_div.hpp"
 
 namespace kvbench {
 namespace {
