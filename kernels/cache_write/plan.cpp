@@ -57,7 +57,7 @@ unsigned cache_blocks(const CacheWriteArgs& a, int v, int threads = kOptThreads)
 // Whether the case fits in one wave at the occupancy of the non-SWA int64 speculative kernel.
 // The launched instantiation may hold fewer blocks per SM (16-bit to fp8 or f16 at V=8: 6
 // against 8); sized from it, the launches between its wave and this one left the speculative
-// kernel and ran 4-13% slower (docs/perf-notes.md, "Launched-kernel wave"), so this wave stays.
+// kernel and ran 4-13% slower (docs/perf-notes.md, "2026-12-04, 90f71da"), so this wave stays.
 bool fits_one_wave(const CacheWriteArgs& a, int vec, bool scaled, const DeviceProps& d) {
   const unsigned blocks = cache_blocks(a, vec);
   const KernelRef k{KernelRef::Kernel::cache_write_optimized, a.in_dtype, a.out_dtype, vec, 1, scaled};

@@ -108,7 +108,7 @@ void time_launch(const Launch& launch, cudaStream_t stream, const RunSettings& s
   row.converged = m.converged;
   row.sm_clock_mhz = m.sm_clock_mhz;
   row.timed = true;
-  row.mode = std::string(to_string(settings.mode));
+  row.mode = settings.mode;
   row.status = Status::passed;
 }
 

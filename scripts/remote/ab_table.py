@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Markdown table of an A/B run (scripts/gpu_ab.sh): kvbench builds on the same config and board.
+"""Markdown table of an A/B run (scripts/remote/gpu_ab.sh): kvbench builds on the same config and board.
 
-usage: scripts/ab_table.py DIR NAME [NAME ...]
+usage: scripts/remote/ab_table.py DIR NAME [NAME ...]
 
 Reads DIR/NAME.ROUND.csv for every NAME (one or more rounds each). Per case: each build's time
 (the geometric mean of its rounds' medians, µs), its ratio to the first build's, and the round
 spread (largest/smallest median of the case in any one build, minus 1: the noise to read the
 ratios against). Per sweep and variant, and overall: the geometric mean of each build's ratio to
 the first (seed_port rows, unchanged by a kernel experiment, would pull a mixed mean toward 1).
+The case key comes from the kvbench binary ($KVBENCH, else build/kvbench; scripts/kvbench_schema.py).
 Exit status 1 when a case is not `passed` in some run or missing from a build, 2 on bad input.
 """
 import csv
@@ -16,34 +17,33 @@ import os
 import re
 import sys
 
-# The case key: every axis column of the CSV (as `kvbench compare` matches rows).
-AXES = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
-        "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
-        "strides", "slots"]
-SHORT = ["kernel", "sweep", "variant", "num_tokens", "num_heads", "head_dim", "rope_dim",
-         "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
-         "strides", "slots"]
-# Values left out of a case's label: the axes' defaults (README, "Sweep files"), and the rope_dim
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import kvbench_schema  # noqa: E402
+
+# Label order: kernel, sweep and variant first, then the rest of the case key.
+FIRST = ["kernel", "sweep", "variant"]
+# Values left out of a case's label: the axes' defaults (docs/sweeps.md), and the rope_dim
 # of 0 that the cache write's rows carry.
 DEFAULTS = {"layout": "nhd", "scale": "none", "swa": "false", "kv_interleaved": "false",
             "strides": "contiguous", "slots": "random", "rope_dim": "0"}
 KERNELS = {"concat_and_cast_mha_k": "concat", "reshape_and_cache_flash": "cache"}
 
 
-def load(path):
+def load(path, axes):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows:
         raise ValueError(f"{path}: no rows")
-    missing = [c for c in AXES + ["status", "median_us"] if c not in rows[0]]
+    missing = [c for c in axes + ["status", "median_us"] if c not in rows[0]]
     if missing:
         raise ValueError(f"{path}: no column {missing[0]}")
     return rows
 
 
-def label(r):
+def label(r, axes):
+    short = FIRST + [c for c in axes if c not in FIRST]
     return " ".join(KERNELS.get(r[c], r[c]) if c == "kernel" else f"{c}={r[c]}"
-                    for c in SHORT if r[c] != "" and DEFAULTS.get(c) != r[c])
+                    for c in short if r[c] != "" and DEFAULTS.get(c) != r[c])
 
 
 def geomean(xs):
@@ -55,6 +55,11 @@ def main(argv):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     folder, names = argv[1], argv[2:]
+    try:  # the case key, as `kvbench compare` matches rows
+        axes = kvbench_schema.case_key_columns()
+    except kvbench_schema.SchemaError as e:
+        print(f"ab_table.py: {e}", file=sys.stderr)
+        return 2
     times, order, labels, groups, runs = {}, [], {}, {}, []
     bad = []
     for name in names:
@@ -72,16 +77,16 @@ def main(argv):
         times[name] = {}
         for p in paths:
             try:
-                rows = load(p)
+                rows = load(p, axes)
             except (OSError, ValueError) as e:
                 print(f"ab_table.py: {e}", file=sys.stderr)
                 return 2
-            keys = [tuple(r[c] for c in AXES) for r in rows]
+            keys = [tuple(r[c] for c in axes) for r in rows]
             runs.append((os.path.basename(p), set(keys)))
             for key, r in zip(keys, rows):
                 if key not in labels:
                     order.append(key)
-                    labels[key], groups[key] = label(r), (r["sweep"], r["variant"])
+                    labels[key], groups[key] = label(r, axes), (r["sweep"], r["variant"])
                 if r["status"] != "passed" or not r["median_us"]:
                     bad.append(f"{os.path.basename(p)}: {labels[key]}: {r['status']}")
                     continue

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Measurement cross-checks, run on the GPU host (binaries from .carry/bin, see pack_gpu.sh);
-# outputs under $OUT (default results/crosscheck). Prints a short table last.
+# Measurement cross-checks, run on the GPU host (binaries from $KVBENCH_BIN, default dist/bin, see
+# scripts/remote/pack_gpu.sh); outputs under $OUT_DIR (default results/crosscheck). Prints a short
+# table last.
 #   (a) `kvbench calibrate` copy bandwidth vs PyTorch copy_ timed by triton.testing.do_bench
 #   (b) one case's graph-mode median vs Nsight Compute's gpu__time_duration.sum (median)
 #   (c) run-to-run spread of the median over 5 runs of configs/smoke.yaml, cases >= 100 us
@@ -8,15 +9,15 @@
 #       docs/measurement.md
 #   (e) configs/smoke.yaml in each mode: every timed row fills every column
 # STAGES="a b" runs only those stages (e.g. to stay under a per-command time limit; run again
-# with the same OUT for the rest); the table covers whatever outputs are under $OUT.
+# with the same OUT_DIR for the rest); the table covers whatever outputs are under $OUT_DIR.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-BIN=${BIN:-.carry/bin}
-OUT=${OUT:-results/crosscheck}
-mkdir -p "$OUT"
-export KVBENCH_CACHE_DIR="$OUT/cache"  # self-contained: calibrate once, here
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+BIN=${KVBENCH_BIN:-dist/bin}
+OUT_DIR=${OUT_DIR:-results/crosscheck}
+mkdir -p "$OUT_DIR"
+export KVBENCH_CACHE_DIR="$OUT_DIR/cache"  # self-contained: calibrate once, here
 KV="$BIN/kvbench"
-XC=configs/crosscheck.yaml
+XC=configs/studies/crosscheck.yaml
 STAGES=${STAGES:-a b c d e}
 want() { [[ " $STAGES " == *" $1 "* ]]; }
 
@@ -24,8 +25,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 
 # (a) calibration vs torch
 if want a; then
-"$KV" calibrate --force -o "$OUT/calibration.json" | tee "$OUT/calibrate.log"
-python3 - "$OUT/calibration.json" >"$OUT/torch_copy.txt" 2>"$OUT/torch_copy.err" <<'PY'
+"$KV" calibrate --force -o "$OUT_DIR/calibration.json" | tee "$OUT_DIR/calibrate.log"
+python3 - "$OUT_DIR/calibration.json" >"$OUT_DIR/torch_copy.txt" 2>"$OUT_DIR/torch_copy.err" <<'PY'
 import json, sys, torch, triton
 cal = json.load(open(sys.argv[1]))
 n = int(cal["buffer_bytes"])
@@ -35,43 +36,43 @@ ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=100, rep=2000, retur
 print(f"{2 * n / ms / 1e6:.1f}")
 PY
 fi
-torch_gbps=$(cat "$OUT/torch_copy.txt" 2>/dev/null)
+torch_gbps=$(cat "$OUT_DIR/torch_copy.txt" 2>/dev/null)
 
 # (b) graph-mode time of case 0 vs ncu
 if want b; then
-"$KV" run "$XC" --case 0 --mode graph -o "$OUT/xcheck_graph.csv" >"$OUT/xcheck_graph.log" 2>&1
+"$KV" run "$XC" --case 0 --mode graph -o "$OUT_DIR/xcheck_graph.csv" >"$OUT_DIR/xcheck_graph.log" 2>&1
 ncu --clock-control none --cache-control none --kernel-name regex:concat --launch-skip 50 \
-    --launch-count 50 --metrics gpu__time_duration.sum -o "$OUT/ncu_case0" -f \
-    "$KV" run "$XC" --case 0 --mode graph -o "$OUT/xcheck_ncu_run.csv" >"$OUT/ncu.log" 2>&1
-ncu --import "$OUT/ncu_case0.ncu-rep" --csv --page raw --print-units base \
-    --metrics gpu__time_duration.sum >"$OUT/ncu_case0.csv" 2>>"$OUT/ncu.log"
+    --launch-count 50 --metrics gpu__time_duration.sum -o "$OUT_DIR/ncu_case0" -f \
+    "$KV" run "$XC" --case 0 --mode graph -o "$OUT_DIR/xcheck_ncu_run.csv" >"$OUT_DIR/ncu.log" 2>&1
+ncu --import "$OUT_DIR/ncu_case0.ncu-rep" --csv --page raw --print-units base \
+    --metrics gpu__time_duration.sum >"$OUT_DIR/ncu_case0.csv" 2>>"$OUT_DIR/ncu.log"
 fi
 
 # (c) run-to-run spread over 5 runs of smoke
 if want c; then
 for i in 1 2 3 4 5; do
-  "$KV" run configs/smoke.yaml --mode graph -o "$OUT/smoke_rep$i.csv" >"$OUT/smoke_rep$i.log" 2>&1
+  "$KV" run configs/smoke.yaml --mode graph -o "$OUT_DIR/smoke_rep$i.csv" >"$OUT_DIR/smoke_rep$i.log" 2>&1
 done
 fi
 
 # (d) L2 flush study: copy kernel at several sizes, then case 1 (67 MB moved) cold/memset, cold/read, hot
 if want d; then
-"$KV" flush-study | tee "$OUT/flush_study.txt"
+"$KV" flush-study | tee "$OUT_DIR/flush_study.txt"
 for m in "cold --l2-flush memset" "cold --l2-flush read" "hot" "graph"; do
   tag=$(echo "$m" | tr -d '-' | tr ' ' '_')
-  "$KV" run "$XC" --case 1 --mode $m -o "$OUT/case1_$tag.csv" >"$OUT/case1_$tag.log" 2>&1
+  "$KV" run "$XC" --case 1 --mode $m -o "$OUT_DIR/case1_$tag.csv" >"$OUT_DIR/case1_$tag.log" 2>&1
 done
 fi
 
 # (e) smoke in each mode
 if want e; then
 for mode in cold hot graph; do
-  "$KV" run configs/smoke.yaml --mode $mode -o "$OUT/smoke_$mode.csv" >"$OUT/smoke_$mode.log" 2>&1
-  echo "smoke --mode $mode: rc=$? $(tail -1 "$OUT/smoke_$mode.log")"
+  "$KV" run configs/smoke.yaml --mode $mode -o "$OUT_DIR/smoke_$mode.csv" >"$OUT_DIR/smoke_$mode.log" 2>&1
+  echo "smoke --mode $mode: rc=$? $(tail -1 "$OUT_DIR/smoke_$mode.log")"
 done
 fi
 
-python3 - "$OUT" "$torch_gbps" <<'PY'
+python3 - "$OUT_DIR" "$torch_gbps" <<'PY'
 import csv, glob, json, os, statistics, sys
 out, torch_gbps = sys.argv[1], sys.argv[2]
 def rows(path):
