@@ -87,9 +87,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   add_timing_flags(bounds, overrides);
 
-  CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
+  ListPlan list_plan;
+  CLI::App* list = app.add_subcommand(
+      "list", "Print the cases CONFIG expands to (with --plan, each case's launch plan)");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
+  CLI::Option* plan_flag =
+      list->add_flag("--plan", list_plan.show, "Print each case's launch plan (docs/kernels.md)");
+  list->add_option("--device-profile", list_plan.device_profile,
+                   "Plan for this device instead of the real one: h200 or h100 (no GPU needed)")
+      ->needs(plan_flag);
 
   bool case_key = false;
   CLI::App* schema = app.add_subcommand(
@@ -107,7 +114,7 @@ int main(int argc, char** argv) {
   try {
     if (compare->parsed()) return cmd_compare(current, gate_flags);
     if (schema->parsed()) return cmd_schema(case_key);
-    if (list->parsed()) return cmd_list(config_path, format);
+    if (list->parsed()) return cmd_list(config_path, format, list_plan);
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);
     if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, overrides);

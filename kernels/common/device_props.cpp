@@ -10,7 +10,7 @@ namespace kvbench::kernels {
 
 std::string to_string(const Dim3& d) {
   if (d.y == 1 && d.z == 1) return std::to_string(d.x);
-  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
 }
 
 std::string KernelRef::name() const {

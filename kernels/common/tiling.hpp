@@ -12,7 +12,7 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
   bool operator==(const Dim3& o) const { return x == o.x && y == o.y && z == o.z; }
 };
-std::string to_string(const Dim3& d);  // "132" or "(64,4,1)"
+std::string to_string(const Dim3& d);  // "132" or "64x4x1"
 
 // Block shape of the (vector in head, head, token) tiling, blockDim = (head_vecs, heads,
 // tokens): a thread finds its item from its thread and block indices, with no index division.

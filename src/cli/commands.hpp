@@ -24,7 +24,13 @@ int cmd_run(RunArgs args);
 
 int cmd_compare(const std::string& current_path, const GateFlags& flags);
 
-int cmd_list(const std::string& config_path, const std::string& format);
+// `list --plan`: each case's launch plan, on the named device profile (h200, h100) or, when
+// none is named, on the real device (NoDeviceError without one).
+struct ListPlan {
+  bool show = false;
+  std::string device_profile;
+};
+int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan);
 
 // The result CSV's header line, or with `case_key` only the columns that name a case.
 int cmd_schema(bool case_key);
