@@ -2,11 +2,15 @@
 """Print kernels/common/sm90_registers.inc: registers per thread of each kernel instantiation
 that a launch plan asks the occupancy of, as ptxas reports them for sm_90.
 
-Usage: compile each kernel file with the build's flags plus `-Xptxas -v` and pipe the logs in:
-  nvcc <build flags> -Xptxas -v -c kernels/concat_mla_k/optimized.cu 2> concat.log
-  nvcc <build flags> -Xptxas -v -c kernels/cache_write/optimized.cu 2> cache.log
-  cat concat.log cache.log | scripts/sm90_registers.py > kernels/common/sm90_registers.inc
-(scripts/sm90_registers.sh does exactly this from build/.)
+Usage: compile both optimized.cu files as the build does (sm_90, -O3), adding `-Xptxas -v`, and
+pipe the logs in:
+  for op in concat_mla_k cache_write; do
+    nvcc -I. -Isrc -O3 -DNDEBUG -gencode arch=compute_90,code=sm_90 --expt-relaxed-constexpr \
+         -std=c++17 -Xptxas -v -c kernels/$op/optimized.cu -o /dev/null 2>&1
+  done | scripts/sm90_registers.py > kernels/common/sm90_registers.inc
+The profiles turn these counts into blocks per SM (kernels/common/device_props.cpp,
+sm90_resident_blocks); the GPU test Gpu.H200ProfileMatchesTheDevice compares the result with the
+occupancy API on an H200.
 """
 import re
 import subprocess
