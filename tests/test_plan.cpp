@@ -44,7 +44,8 @@ TEST(Occupancy, ProfilesAreKnownAndOthersNamed) {
 
 std::vector<DeviceProps> profiles() {
   std::vector<DeviceProps> v;
-  for (const std::string& n : kernels::device_profile_names()) v.push_back(kernels::device_profile(n));
+  for (const std::string& n : kernels::device_profile_names())
+    v.push_back(kernels::device_profile(n));
   return v;
 }
 
@@ -66,12 +67,25 @@ std::set<std::string> concat_grid_keys(const DeviceProps& d) {
       for (const DType out : outs)
         for (const std::int64_t T : {1, 37, 1024, 4096, 16384, 131072})
           for (const std::int64_t H : {1, 12, 128})
-            for (const auto& [N, R] : std::vector<std::pair<int, int>>{{128, 64}, {100, 28}, {127, 64}, {2048, 64}})
+            for (const auto& [N, R] :
+                 std::vector<std::pair<int, int>>{{128, 64}, {100, 28}, {127, 64}, {2048, 64}})
               for (const bool big : {false, true})
                 for (const std::uintptr_t misalign : {0, 8}) {
                   const std::int64_t s1 = N, s0 = big ? std::int64_t{1} << 28 : H * N;
-                  const kernels::ConcatArgs a{at(0x100000000 + misalign), at(0x200000000), at(0x300000000),
-                                              T, H, N, R, s0, s1, R, H * (N + R), N + R, in, out};
+                  const kernels::ConcatArgs a{at(0x100000000 + misalign),
+                                              at(0x200000000),
+                                              at(0x300000000),
+                                              T,
+                                              H,
+                                              N,
+                                              R,
+                                              s0,
+                                              s1,
+                                              R,
+                                              H * (N + R),
+                                              N + R,
+                                              in,
+                                              out};
                   const kernels::ConcatPlan p = kernels::plan_concat(a, v, d);
                   if (p.error.empty()) keys.insert(plan_key(p, in));
                 }
@@ -106,7 +120,8 @@ std::set<std::string> cache_grid_keys(const DeviceProps& d) {
                       const CacheGeometry g = cache_geometry(c);
                       kernels::CacheWriteArgs a = cache_write_args(
                           c, g,
-                          {at(0x100000000), at(0x200000000), at(0x300000000), at<std::int64_t>(0x400000000),
+                          {at(0x100000000), at(0x200000000), at(0x300000000),
+                           at<std::int64_t>(0x400000000),
                            swa ? at<std::int64_t>(0x500000008) : nullptr, at<float>(0x600000000),
                            at<float>(0x700000000), at<std::int32_t>(0x800000000)});
                       if (big) a.key_s0 = a.value_s0 = std::int64_t{1} << 28;
@@ -136,8 +151,10 @@ TEST(PlanKeys, ConcatReachableSetIsExact) {
   for (const DeviceProps& d : profiles())
     for (const std::string& k : concat_grid_keys(d)) found.insert(k);
   const std::set<std::string> declared = kernels::reachable_concat_keys();
-  EXPECT_TRUE(minus(found, declared).empty()) << "returned, not declared:" << join(minus(found, declared));
-  EXPECT_TRUE(minus(declared, found).empty()) << "declared, never returned:" << join(minus(declared, found));
+  EXPECT_TRUE(minus(found, declared).empty())
+      << "returned, not declared:" << join(minus(found, declared));
+  EXPECT_TRUE(minus(declared, found).empty())
+      << "declared, never returned:" << join(minus(declared, found));
 }
 
 TEST(PlanKeys, CacheWriteReachableSetIsExact) {
@@ -145,8 +162,10 @@ TEST(PlanKeys, CacheWriteReachableSetIsExact) {
   for (const DeviceProps& d : profiles())
     for (const std::string& k : cache_grid_keys(d)) found.insert(k);
   const std::set<std::string> declared = kernels::reachable_cache_write_keys();
-  EXPECT_TRUE(minus(found, declared).empty()) << "returned, not declared:" << join(minus(found, declared));
-  EXPECT_TRUE(minus(declared, found).empty()) << "declared, never returned:" << join(minus(declared, found));
+  EXPECT_TRUE(minus(found, declared).empty())
+      << "returned, not declared:" << join(minus(found, declared));
+  EXPECT_TRUE(minus(declared, found).empty())
+      << "declared, never returned:" << join(minus(declared, found));
 }
 
 // A key with its offset type removed: int64 offsets need tensors past 2^31 elements, too large
@@ -167,7 +186,8 @@ TEST(PlanCoverage, Offsets64TestsTakeInt64Offsets) {
   for (const DeviceProps& d : profiles()) {
     for (const Case& c : offsets64_cases()) {
       const std::string key = case_plan(c, d).key;
-      EXPECT_NE(key.find("int64"), std::string::npos) << d.name << ": " << describe(c) << ": " << key;
+      EXPECT_NE(key.find("int64"), std::string::npos)
+          << d.name << ": " << describe(c) << ": " << key;
     }
   }
 }

@@ -22,12 +22,13 @@ constexpr int kOptThreads = 256;
 // values live: with 16-bit outputs (8-element vectors) they took 44 registers, and above one
 // wave the write of 131072 tokens bf16 -> bf16 ran 7.7% slower than at 32; capped at 32 (8
 // blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46-48 of the
-// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md, "2026-12-03, a0f039a"). The
-// 16-element fp8 kernel fits in 40 registers without spills: at 6 blocks per SM it wrote 2-6%
-// faster from T=4096 up, and 12% slower where the cap-5 kernel runs in one wave (D=80 T=4096),
-// hence a copy of its own (MANY_WAVES) for launches past that wave (docs/perf-notes.md, "2026-12-03, 0cbd63d").
-// Grids past one wave at 5 per SM and within one at 6 (661-792 blocks on 132 SMs) take it too:
-// 0.5-6% faster there than the cap-5 kernel (docs/perf-notes.md, "2026-12-03, 0cbd63d").
+// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md, "2026-12-03,
+// a0f039a"). The 16-element fp8 kernel fits in 40 registers without spills: at 6 blocks per SM it
+// wrote 2-6% faster from T=4096 up, and 12% slower where the cap-5 kernel runs in one wave (D=80
+// T=4096), hence a copy of its own (MANY_WAVES) for launches past that wave (docs/perf-notes.md,
+// "2026-12-03, 0cbd63d"). Grids past one wave at 5 per SM and within one at 6 (661-792 blocks on
+// 132 SMs) take it too: 0.5-6% faster there than the cap-5 kernel (docs/perf-notes.md, "2026-12-03,
+// 0cbd63d").
 template <class In, class Out, int V, bool MANY_WAVES>
 constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
                                     : MANY_WAVES && sizeof(In) == 2 &&
@@ -38,10 +39,10 @@ constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
 // What the optimized kernel reads of CacheWriteArgs, with the token count and strides as I:
 // int32 where every offset it forms fits (opt_fits_int32), as in concat_2d. Then less address
 // arithmetic follows the slot load (the store's critical path at small T) and the argument is
-// smaller (docs/perf-notes.md, "2026-12-04, 1e639d5"). Physical slots below `split_below` are split into (block,
-// offset) by FastDiv, with I-wide products; the others, in the int64 kernel at 2^31 and up, or in
-// the int32 kernel outside the cache's num_slots, with 64-bit division and products, so that even
-// a slot past the cache lands where CacheWriteArgs' arithmetic puts it.
+// smaller (docs/perf-notes.md, "2026-12-04, 1e639d5"). Physical slots below `split_below` are split
+// into (block, offset) by FastDiv, with I-wide products; the others, in the int64 kernel at 2^31
+// and up, or in the int32 kernel outside the cache's num_slots, with 64-bit division and products,
+// so that even a slot past the cache lands where CacheWriteArgs' arithmetic puts it.
 template <class I>
 struct OptArgs {
   const void* key;
@@ -106,8 +107,8 @@ template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_W
           class I>
 __global__ void __launch_bounds__(kOptThreads,
                                   SCALED ? kScaledOptMinBlocks<In, Out, V, MANY_WAVES> : 1)
-    cache_write_optimized(OptArgs<I> a, FastDiv vecs_per_head, FastDiv per_token,
-                          FastDiv block_div, unsigned zero) {
+    cache_write_optimized(OptArgs<I> a, FastDiv vecs_per_head, FastDiv per_token, FastDiv block_div,
+                          unsigned zero) {
   const TileCursor cursor(static_cast<std::int64_t>(blockIdx.x) * blockDim.x, per_token);
   std::int64_t token;
   int u;
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(kOptThreads,
   const In* key = static_cast<const In*>(a.key) + (t * a.key_s0 + h * a.key_s1 + d);
   const In* value = static_cast<const In*>(a.value) + (t * a.value_s0 + h * a.value_s1 + d);
   const std::int64_t* slot_at = a.slot_mapping + t;
-  const I hd = h * a.head_stride + d;  // the item's offset within its slot
+  const I hd = h * a.head_stride + d;       // the item's offset within its slot
   pdl_wait_after(key, value, slot_at, hd);  // inputs may come from the previous kernel
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
@@ -136,7 +137,8 @@ __global__ void __launch_bounds__(kOptThreads,
   }
   if (SWA && slot >= 0) {
     // Above one wave only: in the one-wave kernel the policy load changed the compiled code and
-    // made its writes 5-26% slower, with SWA or without (docs/perf-notes.md, "2026-12-03, 9f428ec, fae5545, 8878a73").
+    // made its writes 5-26% slower, with SWA or without (docs/perf-notes.md, "2026-12-03, 9f428ec,
+    // fae5545, 8878a73").
     if constexpr (SPECULATIVE) {
       slot = __ldg(a.swa_slot_mapping + slot);
     } else {
@@ -147,7 +149,8 @@ __global__ void __launch_bounds__(kOptThreads,
   if constexpr (SPECULATIVE) {
     // ptxas sinks loads that only the store path uses below this test: the SASS without it issued
     // these "early" K/V loads after it, one latency later. Using them on the skip path too,
-    // through `zero` (a launch argument, always 0), keeps them above it (docs/perf-notes.md, "2026-12-02, 1dcf2d6").
+    // through `zero` (a launch argument, always 0), keeps them above it (docs/perf-notes.md,
+    // "2026-12-02, 1dcf2d6").
     if (skip) {
       if (((low_word(kx) | low_word(vx)) & zero) != 0) __trap();
       return;
@@ -173,8 +176,8 @@ cudaError_t launch_plan(const CacheWriteArgs& a, const CacheWritePlan& p, cudaSt
     auto* kernel = p.speculative ? cache_write_optimized<In, Out, V, true, SCALED, false, W, I>
                                  : cache_write_optimized<In, Out, V, false, SCALED, false, W, I>;
     // The many-waves copy exists only where its register cap differs.
-    if constexpr (SCALED && kScaledOptMinBlocks<In, Out, V, true> !=
-                                kScaledOptMinBlocks<In, Out, V, false>) {
+    if constexpr (SCALED &&
+                  kScaledOptMinBlocks<In, Out, V, true> != kScaledOptMinBlocks<In, Out, V, false>) {
       if (p.many_waves)
         kernel = p.speculative ? cache_write_optimized<In, Out, V, true, true, true, W, I>
                                : cache_write_optimized<In, Out, V, false, true, true, W, I>;
@@ -212,12 +215,13 @@ int cache_write_resident_blocks(const KernelRef& k, int threads) {
     using Out = typename decltype(out_tag)::type;
     return with_vec<In, Out>(k.vec, [&](auto v) {
       constexpr int V = decltype(v)::value;
-      e = k.scaled ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                         &n, cache_write_optimized<In, Out, V, true, true, false, false, std::int64_t>,
-                         threads, 0)
-                   : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                         &n, cache_write_optimized<In, Out, V, true, false, false, false, std::int64_t>,
-                         threads, 0);
+      e = k.scaled
+              ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &n, cache_write_optimized<In, Out, V, true, true, false, false, std::int64_t>,
+                    threads, 0)
+              : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &n, cache_write_optimized<In, Out, V, true, false, false, false, std::int64_t>,
+                    threads, 0);
       return cudaSuccess;
     });
   });

@@ -20,8 +20,12 @@ int next_pow2(std::int64_t x) {
   return p;
 }
 
-std::int64_t in_bytes(const CacheWriteArgs& a) { return static_cast<std::int64_t>(size_of(a.in_dtype)); }
-std::int64_t out_bytes(const CacheWriteArgs& a) { return static_cast<std::int64_t>(size_of(a.out_dtype)); }
+std::int64_t in_bytes(const CacheWriteArgs& a) {
+  return static_cast<std::int64_t>(size_of(a.in_dtype));
+}
+std::int64_t out_bytes(const CacheWriteArgs& a) {
+  return static_cast<std::int64_t>(size_of(a.out_dtype));
+}
 
 // Whether every access of the optimized variant can be `n` elements wide.
 bool cache_vec_ok(const CacheWriteArgs& a, int n) {
@@ -36,7 +40,8 @@ bool cache_vec_ok(const CacheWriteArgs& a, int n) {
 // The widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, one
 // element.
 int widest_vec(const CacheWriteArgs& a) {
-  const int wide = wide_vec(size_of(a.in_dtype), size_of(a.out_dtype)), narrow = input_vec(size_of(a.in_dtype));
+  const int wide = wide_vec(size_of(a.in_dtype), size_of(a.out_dtype)),
+            narrow = input_vec(size_of(a.in_dtype));
   if (cache_vec_ok(a, wide)) return wide;
   if (narrow != wide && cache_vec_ok(a, narrow)) return narrow;
   return 1;
@@ -60,17 +65,18 @@ unsigned cache_blocks(const CacheWriteArgs& a, int v, int threads = kOptThreads)
 // kernel and ran 4-13% slower (docs/perf-notes.md, "2026-12-04, 90f71da"), so this wave stays.
 bool fits_one_wave(const CacheWriteArgs& a, int vec, bool scaled, const DeviceProps& d) {
   const unsigned blocks = cache_blocks(a, vec);
-  const KernelRef k{KernelRef::Kernel::cache_write_optimized, a.in_dtype, a.out_dtype, vec, 1, scaled};
+  const KernelRef k{
+      KernelRef::Kernel::cache_write_optimized, a.in_dtype, a.out_dtype, vec, 1, scaled};
   return blocks != 0 && one_wave(blocks, d.sm_count, d.resident_blocks(k, kOptThreads));
 }
 
-// Whether `optimized` takes the slot-order path (docs/perf-notes.md, "2026-12-03, 3a5a99a", configs/slot_order.yaml).
-// Measured on random slots, it wins where the token-order write scatters rows badly: HND heads
-// whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19% faster at T=131072, 9% at
-// 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and 131072). It loses 2-10%
-// on every other shape there, and 0.6-2.2 us at T=1024 (one launch more, and a pass over every
-// slot). So: those two shapes where they measure a win (HND rows from 2x L2 moved, 8 KB slots
-// from 8x), a dense cache (at most two slots per token) and a slot table.
+// Whether `optimized` takes the slot-order path (docs/perf-notes.md, "2026-12-03, 3a5a99a",
+// configs/slot_order.yaml). Measured on random slots, it wins where the token-order write scatters
+// rows badly: HND heads whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19% faster
+// at T=131072, 9% at 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and
+// 131072). It loses 2-10% on every other shape there, and 0.6-2.2 us at T=1024 (one launch more,
+// and a pass over every slot). So: those two shapes where they measure a win (HND rows from 2x L2
+// moved, 8 KB slots from 8x), a dense cache (at most two slots per token) and a slot table.
 bool prefer_slot_order(const CacheWriteArgs& a, std::int64_t l2) {
   if (a.slot_table == nullptr || a.num_slots > 2 * a.num_tokens) return false;
   const std::int64_t moved =
@@ -107,17 +113,20 @@ void plan_optimized(const CacheWriteArgs& a, int vec, const DeviceProps& d, Cach
   // tokens that are written, so padding tokens cost only their slot entry: except for scaled
   // writes without SWA, whose register cap leaves fewer threads to hide the second latency
   // (speculation 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases skip every
-  // 16th token: docs/perf-notes.md, "2026-12-03, b11fa2f"). An L2 prefetch of the rows before the lookup instead
-  // is no faster, and 5% slower with padding tokens (docs/perf-notes.md, "2026-12-03, 9f428ec, fae5545, 8878a73").
+  // 16th token: docs/perf-notes.md, "2026-12-03, b11fa2f"). An L2 prefetch of the rows before the
+  // lookup instead is no faster, and 5% slower with padding tokens (docs/perf-notes.md,
+  // "2026-12-03, 9f428ec, fae5545, 8878a73").
   const bool in_one_wave = fits_one_wave(a, vec, p.scaled, d);
   p.speculative = (p.scaled && a.swa_slot_mapping == nullptr) || in_one_wave;
   // Past one wave, 16-bit -> fp8 scaled writes in 16-element vectors take a kernel compiled for
-  // 6 blocks per SM instead of 5 (2-6% faster from T=4096 up; docs/perf-notes.md, "2026-12-03, 0cbd63d").
+  // 6 blocks per SM instead of 5 (2-6% faster from T=4096 up; docs/perf-notes.md, "2026-12-03,
+  // 0cbd63d").
   const bool cap6 = size_of(a.in_dtype) == 2 && size_of(a.out_dtype) == 1 &&
                     vec == wide_vec(size_of(a.in_dtype), size_of(a.out_dtype));
   p.many_waves = p.scaled && cap6 && !in_one_wave;
   // SWA kernels of their own: where the table lookup is compiled in, ptxas issues it ahead of
-  // the K/V loads, and the early loads wait for the slot (docs/perf-notes.md, "2026-12-04, c22264e").
+  // the K/V loads, and the early loads wait for the slot (docs/perf-notes.md, "2026-12-04,
+  // c22264e").
   p.swa = a.swa_slot_mapping != nullptr;
   // int32 offsets where every offset fits: less address arithmetic after the slot load, a
   // smaller argument (docs/perf-notes.md, "2026-12-04, 1e639d5").
@@ -148,7 +157,8 @@ void plan_slot_order(const CacheWriteArgs& a, int vec, CacheWritePlan& p) {
     p.error = "chunk too large";
     return;
   }
-  const std::int64_t threads = std::min<std::int64_t>(kSlotThreads, (chunk * per_slot + 31) / 32 * 32);
+  const std::int64_t threads =
+      std::min<std::int64_t>(kSlotThreads, (chunk * per_slot + 31) / 32 * 32);
   const unsigned fill_blocks = grid_blocks(a.num_tokens, kOptThreads);
   const unsigned chunks = grid_blocks(a.num_slots, chunk);
   if (fill_blocks == 0 || chunks == 0) {
@@ -170,12 +180,14 @@ bool cache_write_supported(DType in, DType out) {
   return !is_fp8(in);
 }
 
-
 std::string to_string(CacheWritePath p) {
   switch (p) {
-    case CacheWritePath::seed_port: return "seed_port";
-    case CacheWritePath::optimized: return "optimized";
-    case CacheWritePath::slot_order: return "slot_order";
+    case CacheWritePath::seed_port:
+      return "seed_port";
+    case CacheWritePath::optimized:
+      return "optimized";
+    case CacheWritePath::slot_order:
+      return "slot_order";
   }
   return "?";
 }
@@ -218,10 +230,11 @@ CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant, const 
       const bool scaled = a.scale != ScaleMode::none;
       if (narrow != wide && cache_vec_ok(a, narrow)) {
         // A scaled write that fits in one wave runs its code once: there, 16-byte input
-        // vectors (half the inlined division code) beat the wide ones (docs/perf-notes.md, "2026-12-02, 5913ad9").
-        // Unscaled narrowing casts in 16-byte input vectors (docs/perf-notes.md, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit ->
-        // fp8 at every size (7-14% faster at T <= 128, 14-28% at T=1024, 2% above L2); f32
-        // inputs in one wave only (2-26% faster there, 1-2.6% slower at T=131072).
+        // vectors (half the inlined division code) beat the wide ones (docs/perf-notes.md,
+        // "2026-12-02, 5913ad9"). Unscaled narrowing casts in 16-byte input vectors
+        // (docs/perf-notes.md, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8 at every size
+        // (7-14% faster at T <= 128, 14-28% at T=1024, 2% above L2); f32 inputs in one wave only
+        // (2-26% faster there, 1-2.6% slower at T=131072).
         const bool take = scaled ? fits_one_wave(a, narrow, true, d)
                                  : size_of(a.in_dtype) == 2 || fits_one_wave(a, narrow, false, d);
         if (take) {
@@ -288,7 +301,8 @@ std::set<std::string> reachable_cache_write_keys() {
                                      (spec ? " speculative" : " late_loads") +
                                      (scaled ? " scaled" : " unscaled");
             keys.insert(base + (swa ? " swa" : " no_swa"));
-            if (scaled && v == "out16" && spec == !swa) keys.insert(base + " many_waves" + (swa ? " swa" : " no_swa"));
+            if (scaled && v == "out16" && spec == !swa)
+              keys.insert(base + " many_waves" + (swa ? " swa" : " no_swa"));
           }
   }
   return keys;

@@ -28,12 +28,13 @@ struct CacheWritePlan {
   bool head_major = false;  // slot_order: items in HND order (a head's slots contiguous)
   bool pdl = false;
   Dim3 grid, block;
-  int seed_block_d = 0;       // seed_port: next_pow2(D), the Triton tile's width
-  std::int64_t chunk = 0;     // slot_order: slots per block
-  Dim3 fill_grid, fill_block; // slot_order: pass 1, the slot table fill
+  int seed_block_d = 0;        // seed_port: next_pow2(D), the Triton tile's width
+  std::int64_t chunk = 0;      // slot_order: slots per block
+  Dim3 fill_grid, fill_block;  // slot_order: pass 1, the slot table fill
 };
 
-CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant, const DeviceProps& device);
+CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant,
+                                const DeviceProps& device);
 
 // "optimized vec=in16 int32 speculative scaled no_many_waves no_swa V=8 pdl grid=... block=..."
 std::string to_string(const CacheWritePlan& p, DType in);

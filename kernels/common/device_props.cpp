@@ -14,8 +14,8 @@ std::string to_string(const Dim3& d) {
 }
 
 std::string KernelRef::name() const {
-  const std::string types = std::string(to_string(in)) + "," + std::string(to_string(out)) + "," +
-                            std::to_string(vec);
+  const std::string types =
+      std::string(to_string(in)) + "," + std::string(to_string(out)) + "," + std::to_string(vec);
   switch (kernel) {
     case Kernel::concat_2d:
       return "concat_2d<" + types + "," + std::to_string(unroll) + ",int64>";

@@ -191,9 +191,8 @@ __device__ __forceinline__ Vec<Out, N> cast_vec_ieee(const Vec<In, N>& x, const 
 // T = 131072 (docs/perf-notes.md, "2026-12-03, a0f039a").
 template <class Out, class In, int N>
 __device__ __forceinline__ void store_scaled_pair(Out* kp, const Vec<In, N>& kx, const In* ksrc,
-                                                  const Divisor& kd, Out* vp,
-                                                  const Vec<In, N>& vx, const In* vsrc,
-                                                  const Divisor& vd) {
+                                                  const Divisor& kd, Out* vp, const Vec<In, N>& vx,
+                                                  const In* vsrc, const Divisor& vd) {
   if constexpr (sizeof(In) == 2 && N % 2 == 0) {
     // `&`, not `&&`: a short circuit compiles to a branch ahead of the stores.
     const bool k_fast = kd.fast() & in_divisor_range(kx);

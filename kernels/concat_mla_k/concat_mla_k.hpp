@@ -27,7 +27,8 @@ struct ConcatPlan;  // kernels/concat_mla_k/plan.hpp: plan_concat() decides ever
 
 // Enqueues the planned launch on `stream`. Returns cudaErrorInvalidValue for a plan that is not
 // launchable (unsupported dtype pair or size), else the launch status.
-cudaError_t launch_concat_mla_k(const ConcatArgs& args, const ConcatPlan& plan, cudaStream_t stream);
+cudaError_t launch_concat_mla_k(const ConcatArgs& args, const ConcatPlan& plan,
+                                cudaStream_t stream);
 
 // Plans for the current device, then launches.
 cudaError_t launch_concat_mla_k(const ConcatArgs& args, Variant variant, cudaStream_t stream);

@@ -46,7 +46,8 @@ constexpr int k2DThreads = 512;  // the most a 2-D block is launched with
 // where every element offset of the launch fits in 31 bits (concat_fits_int32), else int64. At
 // T=1, H=128 (bf16) the int64 version of this kernel took 0.93 us, one with int32 indices on a
 // 48-byte argument 0.845 us, a plain 16-byte copy of the same bytes 0.76 us: in a one-wave launch
-// the address arithmetic before the first load is on the critical path (docs/perf-notes.md, "2026-12-03, 9fef309, 3537c4d, 897b29a").
+// the address arithmetic before the first load is on the critical path (docs/perf-notes.md,
+// "2026-12-03, 9fef309, 3537c4d, 897b29a").
 template <class I>
 struct Concat2DArgs {
   const void* k_nope;
@@ -92,7 +93,8 @@ constexpr int kWalkThreads = 512;
 // item of a token and walks the tokens blockIdx.y, + gridDim.y, ... (one wave of blocks), UNROLL
 // tokens' loads issued before their stores. The item's index math is done once, so a token costs
 // the thread two address increments, a load and a store: what limits an L2-resident copy.
-// LATE_TRIGGER lets the next launch start only once this block's walk is done (docs/kernels.md).
+// LATE_TRIGGER lets the next launch start only once this block's walk is done (docs/kernels.md,
+// "concat_and_cast_mha_k").
 template <class In, class Out, int V, int UNROLL, bool LATE_TRIGGER>
 __global__ void __launch_bounds__(kWalkThreads)
     concat_walk(ConcatArgs a, int nope_vecs, FastDiv head_vecs, int per_token) {
@@ -188,15 +190,16 @@ int occupancy(const KernelRef& k, int threads) {
   cudaError_t e = cudaErrorInvalidValue;
   switch (k.kernel) {
     case KernelRef::Kernel::concat_2d:
-      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &n, concat_2d<In, Out, V, 1, std::int64_t>, threads, 0);
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, concat_2d<In, Out, V, 1, std::int64_t>,
+                                                        threads, 0);
       break;
     case KernelRef::Kernel::concat_walk:
       e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &n, concat_walk<In, Out, V, V * sizeof(In) == 16 ? 4 : 1, false>, threads, 0);
+          &n, concat_walk < In, Out, V, V * sizeof(In) == 16 ? 4 : 1, false >, threads, 0);
       break;
     case KernelRef::Kernel::concat_flat:
-      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, concat_optimized<In, Out, V>, threads, 0);
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, concat_optimized<In, Out, V>, threads,
+                                                        0);
       break;
     default:
       break;
@@ -214,7 +217,8 @@ cudaError_t launch_concat_optimized(const ConcatArgs& a, const ConcatPlan& p, cu
   return dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {
     using In = typename decltype(in_tag)::type;
     using Out = typename decltype(out_tag)::type;
-    return with_vec<In, Out>(p.vec, [&](auto v) { return launch_plan<In, Out, decltype(v)::value>(a, p, stream); });
+    return with_vec<In, Out>(
+        p.vec, [&](auto v) { return launch_plan<In, Out, decltype(v)::value>(a, p, stream); });
   });
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 constexpr int kSeedThreads = 128;  // Triton's default num_warps=4
 constexpr int kOptThreads = 256;
-constexpr int k2DTarget = 256;     // threads a 2-D block is given, at most
+constexpr int k2DTarget = 256;  // threads a 2-D block is given, at most
 constexpr int kWalkThreads = 512;
 
 // Bytes a launch reads and writes (SPEC.md's count).
@@ -30,7 +30,8 @@ bool concat_fits_int32(const ConcatArgs& a) {
 
 // Whether every access can be `n` elements wide: dims and strides divisible, pointers aligned.
 bool concat_vec_ok(const ConcatArgs& a, int n) {
-  const int in = static_cast<int>(size_of(a.in_dtype)), out = static_cast<int>(size_of(a.out_dtype));
+  const int in = static_cast<int>(size_of(a.in_dtype)),
+            out = static_cast<int>(size_of(a.out_dtype));
   return divisible(a.nope_dim, n) && divisible(a.rope_dim, n) && divisible(a.nope_s0, n) &&
          divisible(a.nope_s1, n) && divisible(a.rope_s0, n) && divisible(a.k_s0, n) &&
          divisible(a.k_s1, n) && vec_aligned(a.k_nope, in, n) && vec_aligned(a.k_rope, in, n) &&
@@ -50,10 +51,11 @@ bool one_wave_2d(const ConcatArgs& a, int vec, const DeviceProps& d) {
 }
 
 // The vector width: 16-byte input vectors for narrowing casts where they measure faster than
-// 16-byte output ones (docs/perf-notes.md, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8 everywhere (7-14% at T <= 128,
-// up to 10% at T=1024); f32 -> fp8 while the data fit in L2 (26-31% at T <= 128); f32 -> 16-bit
-// in one wave only (7-12% there; 10% slower walking tokens at 12 heads, T=1024). Otherwise the
-// widest access the shape allows: 16 bytes of the narrower type, 16 bytes of input, 1 element.
+// 16-byte output ones (docs/perf-notes.md, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8
+// everywhere (7-14% at T <= 128, up to 10% at T=1024); f32 -> fp8 while the data fit in L2 (26-31%
+// at T <= 128); f32 -> 16-bit in one wave only (7-12% there; 10% slower walking tokens at 12 heads,
+// T=1024). Otherwise the widest access the shape allows: 16 bytes of the narrower type, 16 bytes of
+// input, 1 element.
 int pick_vec(const ConcatArgs& a, const DeviceProps& d) {
   const std::size_t in = size_of(a.in_dtype), out = size_of(a.out_dtype);
   const int wide = wide_vec(in, out), narrow = input_vec(in);
@@ -67,8 +69,8 @@ int pick_vec(const ConcatArgs& a, const DeviceProps& d) {
   return 1;
 }
 
-// Launch shape (docs/perf-notes.md, "2026-12-02, 7a15e28"): the 2-D tiling in one wave and above L2's size, token
-// walking in between, the flat tiling for heads too wide for a 2-D block.
+// Launch shape (docs/perf-notes.md, "2026-12-02, 7a15e28"): the 2-D tiling in one wave and above
+// L2's size, token walking in between, the flat tiling for heads too wide for a 2-D block.
 void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
   const int V = p.vec;
   const int in = static_cast<int>(size_of(a.in_dtype));
@@ -108,8 +110,9 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
   // Between one wave and L2's size (L2-resident when the producer or a graph replay just
   // touched the data), walking tokens measures faster than either tiling (up to 20% against the
   // flat one, 28% against the 2-D one).
-  if (fits_l2 && !one_wave(b1, d.sm_count,
-                           d.resident_blocks(ref(a, KernelRef::Kernel::concat_flat, V), kOptThreads))) {
+  if (fits_l2 &&
+      !one_wave(b1, d.sm_count,
+                d.resident_blocks(ref(a, KernelRef::Kernel::concat_flat, V), kOptThreads))) {
     p.path = ConcatPath::walk;
     p.unroll = V * in == 16 ? 4 : 1;  // wider vectors: registers
     // The token's items split evenly over the fewest blocks of at most kWalkThreads: 768 items
@@ -126,7 +129,8 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
         std::max<std::int64_t>(1, std::min<std::int64_t>({a.num_tokens, resident / gx, 65535}));
     // PDL's trigger after the walk instead of at the start above 45% of L2's size: up to 26%
     // faster with 12 heads at 37-48 MB (f32 -> bf16, bf16 -> fp8), at worst 2.5% slower above
-    // it (64 heads, 31.6 MB); below it up to 9.5% slower (5.6 MB) (docs/perf-notes.md, "2026-12-03, 3225377").
+    // it (64 heads, 31.6 MB); below it up to 9.5% slower (5.6 MB) (docs/perf-notes.md, "2026-12-03,
+    // 3225377").
     p.late_trigger = 20 * concat_bytes(a) > 9 * d.l2_bytes;
     p.grid = Dim3{static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1};
     p.block = Dim3{static_cast<unsigned>(threads), 1, 1};
@@ -145,13 +149,16 @@ bool concat_supported(DType in, DType out) {
   return !is_fp8(in);
 }
 
-
 std::string to_string(ConcatPath p) {
   switch (p) {
-    case ConcatPath::seed_port: return "seed_port";
-    case ConcatPath::tile_2d: return "optimized_2d";
-    case ConcatPath::walk: return "optimized_walk";
-    case ConcatPath::flat: return "optimized_flat";
+    case ConcatPath::seed_port:
+      return "seed_port";
+    case ConcatPath::tile_2d:
+      return "optimized_2d";
+    case ConcatPath::walk:
+      return "optimized_walk";
+    case ConcatPath::flat:
+      return "optimized_flat";
   }
   return "?";
 }

@@ -39,7 +39,7 @@ int cmd_calibrate(bool force, const std::string& output);
 
 int cmd_flush_study(const std::vector<double>& mib, const Overrides& overrides);
 
-int cmd_bounds(const std::string& results_path, const std::string& output,
-               std::int64_t max_tokens, const Overrides& overrides);
+int cmd_bounds(const std::string& results_path, const std::string& output, std::int64_t max_tokens,
+               const Overrides& overrides);
 
 }  // namespace kvbench::cli

@@ -14,8 +14,7 @@ namespace kvbench::cli {
 namespace {
 
 // The device whose plans `list --plan` prints: the named profile, else the real device.
-const kernels::DeviceProps& plan_device(const std::string& profile,
-                                        kernels::DeviceProps& storage) {
+const kernels::DeviceProps& plan_device(const std::string& profile, kernels::DeviceProps& storage) {
   if (!profile.empty()) return storage = kernels::device_profile(profile);  // throws on unknown
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -30,7 +29,8 @@ const kernels::DeviceProps& plan_device(const std::string& profile,
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan) {
   const Config config = load_config(config_path);
   kernels::DeviceProps storage;
-  const kernels::DeviceProps* device = plan.show ? &plan_device(plan.device_profile, storage) : nullptr;
+  const kernels::DeviceProps* device =
+      plan.show ? &plan_device(plan.device_profile, storage) : nullptr;
   // The plan the runner would execute for case c (core/launch_args.hpp).
   const auto plan_of = [&](const Case& c) { return case_plan(c, *device).text; };
   if (format == "csv") {

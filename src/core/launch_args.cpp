@@ -4,11 +4,11 @@ namespace kvbench {
 
 kernels::ConcatArgs concat_args(const Case& c, const ConcatGeometry& g, const ConcatBuffers& b) {
   const std::size_t guard_bytes = static_cast<std::size_t>(g.guard_elems) * size_of(c.out_dtype);
-  return {b.k_nope,   b.k_rope,     static_cast<unsigned char*>(b.k_buffer) + guard_bytes,
+  return {b.k_nope,     b.k_rope,    static_cast<unsigned char*>(b.k_buffer) + guard_bytes,
           c.num_tokens, c.num_heads, c.head_dim,
-          c.rope_dim, g.nope_s0,   g.nope_s1,
-          g.rope_s0,  g.k_s0,      g.k_s1,
-          c.in_dtype, c.out_dtype};
+          c.rope_dim,   g.nope_s0,   g.nope_s1,
+          g.rope_s0,    g.k_s0,      g.k_s1,
+          c.in_dtype,   c.out_dtype};
 }
 
 kernels::CacheWriteArgs cache_write_args(const Case& c, const CacheGeometry& g,
