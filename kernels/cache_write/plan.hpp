@@ -36,7 +36,7 @@ struct CacheWritePlan {
 CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant,
                                 const DeviceProps& device);
 
-// "optimized vec=in16 int32 speculative scaled no_many_waves no_swa V=8 pdl grid=... block=..."
+// "optimized vec=in16 int32 speculative scaled no_swa V=8 pdl grid=132 block=256"
 std::string to_string(const CacheWritePlan& p, DType in);
 // The decisions that select code, without the grid: "optimized vec=in16 int32 speculative ...".
 std::string plan_key(const CacheWritePlan& p, DType in);

@@ -29,7 +29,7 @@ struct ConcatPlan {
 
 ConcatPlan plan_concat(const ConcatArgs& a, Variant variant, const DeviceProps& device);
 
-// "optimized_2d vec=in16 unroll=2 int32 pdl grid=... block=..."
+// "optimized_2d vec=in16 unroll=1 int32 V=8 pdl grid=16 block=24x8x1"
 std::string to_string(const ConcatPlan& p, DType in);
 // The decisions that select code, without the grid: "optimized_2d vec=in16 unroll=2 int32".
 std::string plan_key(const ConcatPlan& p, DType in);
