@@ -120,9 +120,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   add_timing_flags(bounds, overrides);
 
-  CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
+  ListPlan list_plan;
+  CLI::App* list = app.add_subcommand(
+      "list", "Print the cases CONFIG expands to (with --plan, each case's launch plan)");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
+  CLI::Option* plan_flag =
+      list->add_flag("--plan", list_plan.show, "Print each case's launch plan (docs/kernels.md)");
+  list->add_option("--device-profile", list_plan.device_profile,
+                   "Plan for this device instead of the real one: h200 or h100 (no GPU needed)")
+      ->needs(plan_flag);
   std::string list_shard;
   list->add_option("--shard", list_shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged");
 
@@ -142,7 +149,7 @@ int main(int argc, char** argv) {
   try {
     if (compare->parsed()) return cmd_compare(current, gate_flags);
     if (schema->parsed()) return cmd_schema(case_key);
-    if (list->parsed()) return cmd_list(config_path, format, list_shard);
+    if (list->parsed()) return cmd_list(config_path, format, list_plan, list_shard);
     if (worker->parsed()) return cmd_worker(worker_args, skip_floor);
     if (merge->parsed()) return cmd_merge(output, merge_inputs, allow_missing, merge_config);
     if (calibrate->parsed()) return cmd_calibrate(force, output);

@@ -36,7 +36,15 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
 
 int cmd_compare(const std::string& current_path, const GateFlags& flags);
 
-int cmd_list(const std::string& config_path, const std::string& format, const std::string& shard);
+// `list --plan`: each case's launch plan, on the named device profile (h200, h100) or, when
+// none is named, on the real device (NoDeviceError without one).
+struct ListPlan {
+  bool show = false;
+  std::string device_profile;
+};
+// `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
+int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
+             const std::string& shard);
 
 // The result CSV's header line, or with `case_key` only the columns that name a case.
 int cmd_schema(bool case_key);
@@ -45,7 +53,7 @@ int cmd_calibrate(bool force, const std::string& output);
 
 int cmd_flush_study(const std::vector<double>& mib, const Overrides& overrides);
 
-int cmd_bounds(const std::string& results_path, const std::string& output,
-               std::int64_t max_tokens, const Overrides& overrides);
+int cmd_bounds(const std::string& results_path, const std::string& output, std::int64_t max_tokens,
+               const Overrides& overrides);
 
 }  // namespace kvbench::cli
