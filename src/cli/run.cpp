@@ -357,6 +357,10 @@ int cmd_run(RunArgs args) {
     }
   };
 
+  events.note = [&](std::size_t, const std::string& note) {
+    if (note == "blocking_kernel_timed_out") meta.blocking_kernel_timed_out = true;
+  };
+
   install_interrupt_handlers();
   int signal = 0;
   try {

@@ -197,6 +197,8 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
       w.state = State::idle;
       w.since = Clock::now();
       events.done({w.case_index, i, rest.substr(sp + 1), ""});
+    } else if (word == "note") {
+      if (events.note) events.note(i, rest);
     } else if (word == "bye") {
       // The worker takes no more cases; one dealt to it after its last row goes back in line.
       if (w.state == State::busy) pending.push_front(w.case_index);

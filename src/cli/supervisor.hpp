@@ -41,6 +41,7 @@ struct CaseOutcome {
 struct SupervisorEvents {
   std::function<void(std::size_t worker, const std::string& device_json)> ready;
   std::function<void(const CaseOutcome&)> done;
+  std::function<void(std::size_t worker, const std::string& note)> note;  // `note <text>` lines
 };
 
 // Runs `cases` on the workers. Returns 0 when every case has an outcome, or the number of the

@@ -155,6 +155,7 @@ int cmd_worker(RunArgs args, bool skip_floor) {
     const char* report = std::getenv("KVBENCH_MEMORY_REPORT");
     MemoryProbe probe(report && *report && std::string(report) != "0");
     ValidationOptions validation = args.validation;
+    bool blocking_noted = false;
     char line[256];
     while (std::fgets(line, sizeof line, stdin)) {
       std::size_t index = 0;
@@ -193,6 +194,10 @@ int cmd_worker(RunArgs args, bool skip_floor) {
                      "%.0f MHz maximum (throttled?)\n", index, row.sm_clock_mhz,
                      100 * kClockLowFraction, details.max_sm_clock_mhz);
       channel.send("row " + std::to_string(index) + " " + csv_line(row));
+      if (!blocking_noted && blocking_kernel_timed_out()) {
+        channel.send("note blocking_kernel_timed_out");
+        blocking_noted = true;
+      }
       if (fault) {
         channel.send("bye device fault");
         std::fflush(nullptr);
