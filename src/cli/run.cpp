@@ -244,6 +244,44 @@ std::vector<std::string> case_key(const Case& c) {
   return k;
 }
 
+RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const std::string& shard) {
+  RunMetadata meta;
+  meta.kvbench_version = kVersion;
+  meta.git_sha = kGitSha;
+  meta.git_dirty = kGitDirty;
+  meta.host = host_name();
+  meta.started_at = utc_now();
+  meta.config_path = args.config_path;
+  meta.config_fnv1a64 = fnv1a64_hex(read_file(args.config_path));
+  meta.csv_path = args.output;
+  meta.settings = settings;
+  meta.selected_cases = args.cases;
+  meta.shard = shard;
+  return meta;
+}
+
+// --resume: checks that `meta` (this run's) agrees with the sidecar of `csv`, drops from
+// `indices` the cases whose rows `csv` holds, and carries over the sidecar's devices, start and
+// counts. Throws std::invalid_argument naming what differs.
+void resume(const Config& config, const std::string& csv, std::vector<std::size_t>& indices,
+            RunMetadata& meta) {
+  const std::string sidecar = csv + ".json";
+  const std::string before = read_text(sidecar);
+  if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar); !why.empty())
+    throw std::invalid_argument("--resume: " + why);
+  std::size_t failed = 0;
+  const auto done = finished_keys(csv, failed);
+  std::vector<std::size_t> rest;
+  for (std::size_t i : indices)
+    if (!done.count(case_key(config.cases[i]))) rest.push_back(i);
+  meta.cases = indices.size();
+  meta.cases_done = indices.size() - rest.size();
+  meta.cases_failed = failed;
+  meta.devices = sidecar_devices(before);
+  if (const std::string s = sidecar_started_at(before); !s.empty()) meta.started_at = s;
+  indices = rest;
+}
+
 }  // namespace
 
 int cmd_run(RunArgs args) {
@@ -264,39 +302,17 @@ int cmd_run(RunArgs args) {
   }
   const RunSettings& settings = config.settings;
   const std::string sidecar = args.output + ".json";
-
-  RunMetadata meta;
-  meta.kvbench_version = kVersion;
-  meta.git_sha = kGitSha;
-  meta.git_dirty = kGitDirty;
-  meta.host = host_name();
-  meta.started_at = utc_now();
-  meta.config_path = args.config_path;
-  meta.config_fnv1a64 = fnv1a64_hex(read_file(args.config_path));
-  meta.csv_path = args.output;
-  meta.settings = settings;
-  if (!args.cases.empty()) meta.selected_cases = args.cases;
-  if (!args.shard.empty()) meta.shard = shard.text();
+  RunMetadata meta = new_metadata(args, settings, args.shard.empty() ? "" : shard.text());
 
   // --resume: the rows already written stay; their cases are not run again.
-  std::size_t failed = 0, resumed = 0;
   const bool append = args.resume && std::filesystem::exists(args.output);
-  if (append) {
-    const std::string before = read_text(sidecar);
-    if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar); !why.empty())
-      throw std::invalid_argument("--resume: " + why);
-    const auto done = finished_keys(args.output, failed);
-    std::vector<std::size_t> rest;
-    for (std::size_t i : indices)
-      if (!done.count(case_key(config.cases[i]))) rest.push_back(i);
-    resumed = indices.size() - rest.size();
-    indices = rest;
-    meta.devices = sidecar_devices(before);
-    if (const std::string s = sidecar_started_at(before); !s.empty()) meta.started_at = s;
-  }
-  meta.cases = indices.size() + resumed;
+  const std::size_t total = indices.size();
+  if (append) resume(config, args.output, indices, meta);
+  const std::size_t resumed = total - indices.size();
+  std::size_t failed = meta.cases_failed;
+
+  meta.cases = total;
   meta.cases_done = resumed;
-  meta.cases_failed = failed;
 
   SupervisorOptions options;
   options.worker_args = worker_args(args);
