@@ -60,7 +60,8 @@ TEST(Admission, RefusesWithTheNumbers) {
   f.device_per_set = 1000;
   EXPECT_EQ(admission_refusal(f, 1, 131200000000ull, 1ull << 40),
             "needs 274.9 GB host memory, 131.2 GB available");
-  EXPECT_EQ(admission_refusal(f, 1, 1ull << 40, 500), "needs 0.0 MB device memory, 0.0 MB available");
+  EXPECT_EQ(admission_refusal(f, 1, 1ull << 40, 500),
+            "needs 0.0 MB device memory, 0.0 MB available");
   EXPECT_EQ(admission_refusal(f, 1, std::nullopt, std::nullopt), "");  // unknown: admitted
   EXPECT_EQ(admission_refusal(f, 1, 1ull << 40, 1ull << 40), "");
 }
@@ -78,7 +79,8 @@ TEST(Shard, SplitIsDisjointAndCovers) {
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::multiset<std::size_t> seen;
   for (std::size_t i = 0; i < 4; ++i)
-    for (std::size_t k : shard_cases(all, parse_shard(std::to_string(i) + "/4", no_env))) seen.insert(k);
+    for (std::size_t k : shard_cases(all, parse_shard(std::to_string(i) + "/4", no_env)))
+      seen.insert(k);
   EXPECT_EQ(seen, std::multiset<std::size_t>(all.begin(), all.end()));
   EXPECT_EQ(shard_cases({0, 1, 2, 3, 4, 5}, parse_shard("1/3", no_env)),
             (std::vector<std::size_t>{1, 4}));

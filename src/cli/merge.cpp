@@ -44,8 +44,8 @@ std::string list_text(const std::vector<std::size_t>& v) {
 
 }  // namespace
 
-int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
-              bool allow_missing, const std::string& config_override) {
+int cmd_merge(const std::string& output, const std::vector<std::string>& shards, bool allow_missing,
+              const std::string& config_override) {
   // Each shard: its sidecar (config hash, shard, --case) and its CSV (header, rows).
   std::vector<std::string> sidecars;
   std::vector<ShardRecord> records;
@@ -57,14 +57,18 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
                                   " differs from " + shards.front() + ".json's " +
                                   records.front().config_hash + " (shards of different configs)");
     if (records.back().selected_cases != records.front().selected_cases)
-      throw std::invalid_argument(path + ".json: --case differs from " + shards.front() + ".json's");
+      throw std::invalid_argument(path + ".json: --case differs from " + shards.front() +
+                                  ".json's");
   }
-  const std::string config_path = config_override.empty() ? records.front().config_path : config_override;
-  const std::string config_text = slurp(config_path, "config (the shards' sidecars name it; --config)");
+  const std::string config_path =
+      config_override.empty() ? records.front().config_path : config_override;
+  const std::string config_text =
+      slurp(config_path, "config (the shards' sidecars name it; --config)");
   if (fnv1a64_hex(config_text) != records.front().config_hash)
-    throw std::invalid_argument(config_path + ": fnv1a64 " + fnv1a64_hex(config_text) +
-                                " is not the shards' " + records.front().config_hash +
-                                " (the config changed since the run; pass the one it used with --config)");
+    throw std::invalid_argument(
+        config_path + ": fnv1a64 " + fnv1a64_hex(config_text) + " is not the shards' " +
+        records.front().config_hash +
+        " (the config changed since the run; pass the one it used with --config)");
   const Config config = parse_config(config_text, config_path);
 
   // The case index of every case key of the config.
@@ -91,7 +95,8 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
       const auto it = index_of.find(r.axes);
       if (it == index_of.end())
         throw std::invalid_argument(where + ": a case that " + config_path + " does not have");
-      const auto [prev, inserted] = row_of.emplace(it->second, std::make_pair(lines[r.line - 1], where));
+      const auto [prev, inserted] =
+          row_of.emplace(it->second, std::make_pair(lines[r.line - 1], where));
       if (!inserted)
         problems.push_back("case " + std::to_string(it->second) + " (" +
                            describe(config.cases[it->second]) + ") in " + prev->second.second +
@@ -131,14 +136,15 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
     std::vector<std::size_t> absent;
     for (std::size_t k = 0; k < n; ++k) {
       bool seen = false;
-      for (const ShardRecord& r : records) seen = seen || r.shard == std::to_string(k) + "/" + std::to_string(n);
+      for (const ShardRecord& r : records)
+        seen = seen || r.shard == std::to_string(k) + "/" + std::to_string(n);
       if (!seen) absent.push_back(k);
     }
-    if (!absent.empty()) which = " (no file for shard " + list_text(absent) + " of " + std::to_string(n) + ")";
+    if (!absent.empty())
+      which = " (no file for shard " + list_text(absent) + " of " + std::to_string(n) + ")";
   }
-  std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n",
-               allow_missing ? "warning: " : "", missing.size() > 1 ? "indices" : "index",
-               list_text(missing).c_str(), which.c_str());
+  std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n", allow_missing ? "warning: " : "",
+               missing.size() > 1 ? "indices" : "index", list_text(missing).c_str(), which.c_str());
   return allow_missing ? kOk : kFailed;
 }
 

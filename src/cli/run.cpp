@@ -36,7 +36,8 @@ namespace kvbench::cli {
 namespace {
 
 std::string default_output(const std::string& config) {
-  return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string() + ".csv";
+  return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string() +
+         ".csv";
 }
 
 // The cases to run: those of --case (checked against the config), else all of them.
@@ -111,7 +112,8 @@ bool is_failure(const std::string& status) {
 class RowFile {
  public:
   RowFile(const std::string& path, bool append) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+    fd_ =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
     if (fd_ < 0) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
     if (!append) write(csv_header());
   }
@@ -158,21 +160,21 @@ std::vector<std::string> worker_devices(const std::string& spec) {
   } else {
     std::stringstream in(spec);
     for (std::string item; std::getline(in, item, ',');) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 4)
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+          item.size() > 4)
         throw std::invalid_argument("--devices: expected all or device numbers like 0,2,5, got '" +
                                     spec + "'");
       const std::size_t d = std::stoul(item);
       // A stand-in worker (KVBENCH_WORKER, for tests) needs no device here.
       const char* stand_in = std::getenv("KVBENCH_WORKER");
       if (d >= static_cast<std::size_t>(count) && !(stand_in && *stand_in))
-        throw NoDeviceError("--devices " + spec + ": no device " + item + " (" + std::to_string(count) +
-                       " visible)");
+        throw NoDeviceError("--devices " + spec + ": no device " + item + " (" +
+                            std::to_string(count) + " visible)");
       ordinals.push_back(d);
     }
   }
   std::vector<std::string> out;
-  for (std::size_t d : ordinals)
-    out.push_back(d < visible.size() ? visible[d] : std::to_string(d));
+  for (std::size_t d : ordinals) out.push_back(d < visible.size() ? visible[d] : std::to_string(d));
   return out;
 }
 
@@ -244,7 +246,8 @@ std::vector<std::string> case_key(const Case& c) {
   return k;
 }
 
-RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const std::string& shard) {
+RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings,
+                         const std::string& shard) {
   RunMetadata meta;
   meta.kvbench_version = kVersion;
   meta.git_sha = kGitSha;
@@ -267,7 +270,8 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
             RunMetadata& meta) {
   const std::string sidecar = csv + ".json";
   const std::string before = read_text(sidecar);
-  if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar); !why.empty())
+  if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar);
+      !why.empty())
     throw std::invalid_argument("--resume: " + why);
   std::size_t failed = 0;
   const auto done = finished_keys(csv, failed);
@@ -343,11 +347,10 @@ int cmd_run(RunArgs args) {
     if (!known) {
       meta.devices.push_back(device_json);
       write_file_atomic(sidecar, metadata_to_json(meta));
-      std::fprintf(stderr, "kvbench %s: %zu cases on %s (%s), mode %s, writing %s and %s\n",
-                   kVersion, indices.size(), worker_device[worker].name.c_str(),
-                   worker_device[worker].uuid.c_str(),
-                   std::string(to_string(settings.mode)).c_str(), args.output.c_str(),
-                   sidecar.c_str());
+      std::fprintf(
+          stderr, "kvbench %s: %zu cases on %s (%s), mode %s, writing %s and %s\n", kVersion,
+          indices.size(), worker_device[worker].name.c_str(), worker_device[worker].uuid.c_str(),
+          std::string(to_string(settings.mode)).c_str(), args.output.c_str(), sidecar.c_str());
     }
   };
   events.done = [&](const CaseOutcome& o) {
@@ -392,16 +395,19 @@ int cmd_run(RunArgs args) {
   meta.interrupted = signal != 0;
   write_file_atomic(sidecar, metadata_to_json(meta));
   if (signal) {
-    std::fprintf(stderr, "kvbench: interrupted by %s after %zu of %zu cases; rows in %s, "
+    std::fprintf(stderr,
+                 "kvbench: interrupted by %s after %zu of %zu cases; rows in %s, "
                  "the rest runs with the same command and --resume\n",
                  signal == SIGINT ? "SIGINT" : "SIGTERM", meta.cases_done, meta.cases,
                  args.output.c_str());
     return 128 + signal;
   }
-  std::printf("%zu cases, %zu passed or not supported, %zu failed; results in %s (~: noise target "
-              "not met before the timeout)\n",
-              meta.cases, meta.cases - failed, failed, args.output.c_str());
-  if (baseline) return gate(*baseline, args.output, args.gate);  // the gate's verdict replaces the run's
+  std::printf(
+      "%zu cases, %zu passed or not supported, %zu failed; results in %s (~: noise target "
+      "not met before the timeout)\n",
+      meta.cases, meta.cases - failed, failed, args.output.c_str());
+  if (baseline)
+    return gate(*baseline, args.output, args.gate);  // the gate's verdict replaces the run's
   return failed ? kFailed : kOk;
 }
 

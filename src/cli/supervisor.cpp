@@ -37,7 +37,7 @@ struct Worker {
   pid_t pid = -1;
   int to = -1, from = -1;  // its stdin, its stdout
   std::size_t case_index = 0;
-  Clock::time_point since;  // when it started, took its case, or became idle
+  Clock::time_point since;   // when it started, took its case, or became idle
   std::string pending_text;  // bytes after the last complete line
   int restarts = 0;          // workers started in this slot
 };
@@ -66,17 +66,19 @@ void spawn(Worker& w, std::vector<std::string> command) {
   if (w.restarts++ > 0) command.push_back("--skip-floor");
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("cannot create a pipe for a worker: ") + std::strerror(errno));
+    throw std::runtime_error(std::string("cannot create a pipe for a worker: ") +
+                             std::strerror(errno));
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+  if (pid < 0)
+    throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
   if (pid == 0) {
     dup2(in[0], STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
-    setpgid(0, 0);                          // the terminal's Ctrl-C reaches the parent only
-    prctl(PR_SET_PDEATHSIG, SIGKILL);       // a parent killed outright takes its workers along
+    setpgid(0, 0);                     // the terminal's Ctrl-C reaches the parent only
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed outright takes its workers along
     std::signal(SIGPIPE, SIG_DFL);
     if (!w.device.empty()) setenv("CUDA_VISIBLE_DEVICES", w.device.c_str(), 1);
     execv(argv[0], argv.data());
@@ -226,12 +228,14 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
       while (!pending.empty()) {
         Worker* next = nullptr;
         for (Worker& w : workers)
-          if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since)) next = &w;
+          if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since))
+            next = &w;
         if (!next) break;
         next->case_index = pending.front();
         pending.pop_front();
         const std::string request = "case " + std::to_string(next->case_index) + "\n";
-        const ssize_t ignored = write(next->to, request.data(), request.size());  // EPIPE: dies below
+        const ssize_t ignored =
+            write(next->to, request.data(), request.size());  // EPIPE: dies below
         (void)ignored;
         next->state = State::busy;
         next->since = Clock::now();
@@ -254,9 +258,11 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
         fds.push_back({w.from, POLLIN, 0});
         owner.push_back(i);
         if (w.state == State::busy || w.state == State::starting) {
-          const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                w.since + timeout - now).count();
-          const int ms = static_cast<int>(std::max<long long>(0, std::min<long long>(left + 1, 1 << 30)));
+          const auto left =
+              std::chrono::duration_cast<std::chrono::milliseconds>(w.since + timeout - now)
+                  .count();
+          const int ms =
+              static_cast<int>(std::max<long long>(0, std::min<long long>(left + 1, 1 << 30)));
           wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
         }
       }
@@ -280,7 +286,8 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
         }
         w.pending_text.append(buf, static_cast<std::size_t>(n));
         std::size_t start = 0;
-        for (std::size_t nl; (nl = w.pending_text.find('\n', start)) != std::string::npos; start = nl + 1)
+        for (std::size_t nl; (nl = w.pending_text.find('\n', start)) != std::string::npos;
+             start = nl + 1)
           on_line(i, w.pending_text.substr(start, nl - start));
         w.pending_text.erase(0, start);
       }
@@ -289,7 +296,8 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
         Worker& w = workers[i];
         if ((w.state == State::busy || w.state == State::starting) && later - w.since > timeout) {
           char why[96];
-          std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)", options.case_timeout_s);
+          std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)",
+                        options.case_timeout_s);
           ended(i, why);
         }
       }

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -102,8 +102,8 @@ class MemoryProbe {
                  "memory case %zu: estimate host %llu device %llu bytes; measured host %llu "
                  "(peak RSS over the idle worker's) device %llu (free-memory drop)\n",
                  index, static_cast<unsigned long long>(f.host()),
-                 static_cast<unsigned long long>(f.device()),
-                 static_cast<unsigned long long>(host), static_cast<unsigned long long>(device));
+                 static_cast<unsigned long long>(f.device()), static_cast<unsigned long long>(host),
+                 static_cast<unsigned long long>(device));
   }
 
  private:
@@ -139,12 +139,14 @@ int cmd_worker(RunArgs args, bool skip_floor) {
     std::vector<FloorEntry> floor;
     // The floor before the calibration: measured after one in the same process, the graph-mode
     // floor reads higher (docs/measurement.md, "Launch floor").
-    for (const LaunchFloor& f : skip_floor ? std::vector<LaunchFloor>{} : measure_launch_floor(settings)) {
+    for (const LaunchFloor& f :
+         skip_floor ? std::vector<LaunchFloor>{} : measure_launch_floor(settings)) {
       floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz});
-      std::printf("launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
-                  "SM clock %.0f MHz) on %s\n",
-                  std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
-                  f.m.stats.p90_us, f.m.stats.samples, f.m.sm_clock_mhz, details.uuid.c_str());
+      std::printf(
+          "launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
+          "SM clock %.0f MHz) on %s\n",
+          std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
+          f.m.stats.p90_us, f.m.stats.samples, f.m.sm_clock_mhz, details.uuid.c_str());
     }
     const CalibrationResult cal = load_or_calibrate(details, false);
     print_calibration(cal);
@@ -190,9 +192,10 @@ int cmd_worker(RunArgs args, bool skip_floor) {
                   details.max_sm_clock_mhz);
       const bool fault = row.status == Status::failed && device_faulted(row);
       if (row.clock_low)
-        std::fprintf(stderr, "kvbench: warning: case %zu ran at %.0f MHz, below %.0f%% of the "
-                     "%.0f MHz maximum (throttled?)\n", index, row.sm_clock_mhz,
-                     100 * kClockLowFraction, details.max_sm_clock_mhz);
+        std::fprintf(stderr,
+                     "kvbench: warning: case %zu ran at %.0f MHz, below %.0f%% of the "
+                     "%.0f MHz maximum (throttled?)\n",
+                     index, row.sm_clock_mhz, 100 * kClockLowFraction, details.max_sm_clock_mhz);
       channel.send("row " + std::to_string(index) + " " + csv_line(row));
       if (!blocking_noted && blocking_kernel_timed_out()) {
         channel.send("note blocking_kernel_timed_out");

@@ -7,23 +7,22 @@ namespace {
 
 // A non-negative decimal integer that fills `text`, or throws naming `what`.
 std::size_t whole_number(const std::string& text, const std::string& what) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-      text.size() > 9)
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9)
     throw std::invalid_argument(what + ": expected a non-negative integer, got '" + text + "'");
   return std::stoul(text);
 }
 
 }  // namespace
 
-Shard parse_shard(const std::string& text,
-                  const std::function<const char*(const char*)>& getenv) {
+Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& getenv) {
   Shard s;
   if (text == "slurm") {
     const char* id = getenv("SLURM_ARRAY_TASK_ID");
     const char* count = getenv("SLURM_ARRAY_TASK_COUNT");
     if (!id || !count)
       throw std::invalid_argument(
-          std::string("--shard slurm: ") + (!id ? "SLURM_ARRAY_TASK_ID" : "SLURM_ARRAY_TASK_COUNT") +
+          std::string("--shard slurm: ") +
+          (!id ? "SLURM_ARRAY_TASK_ID" : "SLURM_ARRAY_TASK_COUNT") +
           " is not set (run it as a task of an array job: sbatch --array=0-N)");
     s.index = whole_number(id, "--shard slurm: SLURM_ARRAY_TASK_ID");
     s.count = whole_number(count, "--shard slurm: SLURM_ARRAY_TASK_COUNT");

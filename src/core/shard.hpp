@@ -17,8 +17,7 @@ struct Shard {
 
 // "I/N" (0 <= I < N), or "slurm": SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT read through
 // `getenv`. Throws std::invalid_argument naming --shard and the value, or the unset variable.
-Shard parse_shard(const std::string& text,
-                  const std::function<const char*(const char*)>& getenv);
+Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& getenv);
 
 // The case indices of `indices` that shard `s` holds, in order.
 std::vector<std::size_t> shard_cases(const std::vector<std::size_t>& indices, const Shard& s);

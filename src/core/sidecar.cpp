@@ -35,8 +35,9 @@ std::vector<std::string> sidecar_devices(const std::string& sidecar_text) {
 
 std::string sidecar_started_at(const std::string& sidecar_text) {
   const J j = parse(sidecar_text, "sidecar");
-  return j.contains("started_at") && j["started_at"].is_string() ? j["started_at"].get<std::string>()
-                                                                 : "";
+  return j.contains("started_at") && j["started_at"].is_string()
+             ? j["started_at"].get<std::string>()
+             : "";
 }
 
 std::string resume_mismatch(const std::string& before, const std::string& now,
@@ -62,9 +63,9 @@ std::string resume_mismatch(const std::string& before, const std::string& now,
     const J& cur = n.contains(key) ? n[key] : nul;
     const bool both_empty = (old.is_null() || old.empty()) && (cur.is_null() || cur.empty());
     if (!both_empty && old != cur)
-      return differ(std::string(key == std::string("shard") ? "--shard" : "--case") + " (" + key +
-                        ")",
-                    old, cur);
+      return differ(
+          std::string(key == std::string("shard") ? "--shard" : "--case") + " (" + key + ")", old,
+          cur);
   }
   return "";
 }

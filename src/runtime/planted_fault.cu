@@ -1,6 +1,6 @@
-#include "runtime/planted_fault.hpp"
-
 #include <cstdint>
+
+#include "runtime/planted_fault.hpp"
 
 namespace kvbench {
 namespace {
