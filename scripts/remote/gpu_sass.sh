@@ -6,7 +6,7 @@
 #   scripts/remote/gpu_sass.sh FILE PATTERN [PATTERN ...]
 # Build FILE with the flags of the CMake build, e.g. for the cache write:
 #   nvcc -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -I. -Isrc \
-#     -c kernels/cache_write.cu -o dist/obj/cache_write.o
+#     -c kernels/cache_write/optimized.cu -o dist/obj/cache_write.o
 # and copy it to the host. Mangled names: c++filt reads them.
 # Exit status: 1 if cuobjdump fails or a pattern matches nothing, 2 on bad usage.
 set -uo pipefail

@@ -1,10 +1,15 @@
 // `kvbench bounds`: the fastest plain kernels moving each case's bytes (runtime/bounds_runner.hpp).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/bounds.hpp"
 #include "core/file_io.hpp"
+#include "core/footprint.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/device_info.hpp"
@@ -15,9 +20,42 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
                std::int64_t max_tokens, const std::string& variant, const Overrides& overrides) {
   RunSettings s;
   apply(overrides, s);
-  const ResultTable results = read_results(results_path);
-  bound_cases(results, max_tokens, variant);  // refuse bad rows before touching the GPU
+  ResultTable results = read_results(results_path);
+  // bad rows: before the GPU
+  const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
   open_device();
+  // Memory admission: the floors of a case copy its bytes between two buffers of its largest
+  // side, and the scatter of a cache write needs its inputs and whole caches; one of them at a
+  // time, once per buffer set of the row. A case that does not fit is left out, one line each,
+  // and the exit code says so.
+  std::size_t free = 0, capacity = 0;
+  std::size_t refused = 0;
+  if (cudaMemGetInfo(&free, &capacity) == cudaSuccess) {
+    constexpr std::uint64_t kMargin = std::uint64_t{256} << 20;
+    const std::uint64_t avail = free > kMargin ? free - kMargin : 0;
+    std::vector<bool> drop(results.rows.size(), false);
+    for (const BoundCase& c : cases) {
+      Footprint f;
+      f.device_per_set = 2 * static_cast<std::uint64_t>(std::max(c.read_bytes, c.write_bytes));
+      if (c.c.kernel == Kernel::cache_write) {
+        const CacheGeometry g = cache_geometry(c.c);
+        const auto scatter = static_cast<std::uint64_t>(
+            2 * g.key_elems * static_cast<std::int64_t>(size_of(c.c.in_dtype)) +
+            g.cache_elems * static_cast<std::int64_t>(size_of(c.c.out_dtype)) + 8 * c.c.num_tokens);
+        f.device_per_set = std::max(f.device_per_set, scatter);
+      }
+      const std::string why = admission_refusal(f, c.buffer_sets, std::nullopt, avail);
+      if (why.empty()) continue;
+      drop[c.row] = true;
+      ++refused;
+      std::fprintf(stderr, "kvbench bounds: %s:%u: %s; left out\n", results_path.c_str(),
+                   results.rows[c.row].line, why.c_str());
+    }
+    std::vector<ResultRow> kept;
+    for (std::size_t i = 0; i < results.rows.size(); ++i)
+      if (!drop[i]) kept.push_back(results.rows[i]);
+    results.rows = std::move(kept);
+  }
   const std::vector<BoundRow> rows =
       measure_bounds(results, max_tokens, s, variant, [](std::size_t done, std::size_t total) {
         std::fprintf(stderr, "\rkvbench bounds: %zu/%zu floors timed", done, total);
@@ -35,7 +73,7 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
   std::printf("%s: %zu rows of num_tokens <= %lld%s from %s\n", output.c_str(), rows.size(),
               static_cast<long long>(max_tokens),
               variant.empty() ? "" : (", variant " + variant).c_str(), results_path.c_str());
-  return kOk;
+  return refused ? kFailed : kOk;
 }
 
 }  // namespace kvbench::cli

@@ -8,7 +8,8 @@
 #include "core/mismatch_report.hpp"
 #include "core/rotation.hpp"
 #include "core/validate.hpp"
-#include "kernels/slot_check.hpp"
+#include "core/launch_args.hpp"
+#include "kernels/cache_write/slot_check.hpp"
 #include "reference/reference.hpp"
 #include "runtime/case_sets.hpp"
 #include "runtime/cuda_check.hpp"
@@ -125,6 +126,8 @@ class CacheWriteSets final : public CaseSets {
     upload(base + ks_at_, sl.k_scale.data(), sl.k_scale.size() * sizeof(float), stream);
     upload(base + vs_at_, sl.v_scale.data(), sl.v_scale.size() * sizeof(float), stream);
     args_.push_back(args_for(base));
+    // Planned once per set: every launch of it (validation and timing) executes this plan.
+    plans_.push_back(kernels::plan_cache_write(args_.back(), c_.variant, kernels::current_device_props()));
     if (options_.check_bounds) {
       if (!bounds_ok(set, sets, base, slots, stream, row)) return false;
       if (std::string bad = check_set(c_, g_, sl); !bad.empty()) {
@@ -167,9 +170,9 @@ class CacheWriteSets final : public CaseSets {
   }
 
   cudaError_t launch(int set, cudaStream_t s) const override {
-    const kernels::CacheWriteArgs& a = args_[static_cast<std::size_t>(set)];
-    return override_.cache_write ? override_.cache_write(a, s)
-                                 : kernels::launch_cache_write(a, c_.variant, s);
+    const auto i = static_cast<std::size_t>(set);
+    return override_.cache_write ? override_.cache_write(args_[i], s)
+                                 : kernels::launch_cache_write(args_[i], plans_[i], s);
   }
 
   // Timing relaunches with the same tables: a launch that left an entry set would have timed
@@ -235,34 +238,15 @@ class CacheWriteSets final : public CaseSets {
   }
 
   kernels::CacheWriteArgs args_for(unsigned char* base) const {
-    const Case& c = c_;
-    const CacheGeometry& g = g_;
-    kernels::CacheWriteArgs a{};
-    a.key = base + key_at_;
-    a.value = base + value_at_;
-    a.key_cache = base + cache_at_ + guard_bytes_;
-    a.value_cache = base + cache_at_ + guard_bytes_ + v_bytes_;
-    a.slot_mapping = reinterpret_cast<const std::int64_t*>(base + slots_at_);
-    a.swa_slot_mapping = c.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1 : nullptr;
     const bool scaled = !first_slots_.k_scale.empty();  // nullptr without a scale, as the args say
-    a.k_scale = scaled ? reinterpret_cast<const float*>(base + ks_at_) : nullptr;
-    a.v_scale = scaled ? reinterpret_cast<const float*>(base + vs_at_) : nullptr;
-    a.num_tokens = c.num_tokens;
-    a.num_heads = c.num_heads;
-    a.head_size = c.head_dim;
-    a.block_size = c.block_size;
-    a.key_s0 = a.value_s0 = g.key_s0;
-    a.key_s1 = a.value_s1 = g.key_s1;
-    a.block_stride = g.block_stride;
-    a.slot_stride = g.slot_stride;
-    a.head_stride = g.head_stride;
-    a.skip_slot = g.skip_slot;
-    a.num_slots = g.num_slots;
-    a.slot_table = reinterpret_cast<std::int32_t*>(base + table_at_);
-    a.scale = c.scale;
-    a.in_dtype = c.in_dtype;
-    a.out_dtype = c.out_dtype;
-    return a;
+    return cache_write_args(
+        c_, g_,
+        {base + key_at_, base + value_at_, base + cache_at_,
+         reinterpret_cast<const std::int64_t*>(base + slots_at_),
+         c_.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1 : nullptr,
+         scaled ? reinterpret_cast<const float*>(base + ks_at_) : nullptr,
+         scaled ? reinterpret_cast<const float*>(base + vs_at_) : nullptr,
+         reinterpret_cast<std::int32_t*>(base + table_at_)});
   }
 
   // --check-bounds: the slot range pre-pass on the device; false (rejected) at the first bad token.
@@ -328,6 +312,7 @@ class CacheWriteSets final : public CaseSets {
               swa_at_ = 0, ks_at_ = 0, vs_at_ = 0, cache_at_ = 0, cache_bytes_ = 0, table_at_ = 0,
               table_bytes_ = 0, first_bad_at_ = 0;
   std::vector<kernels::CacheWriteArgs> args_;  // per built set
+  std::vector<kernels::CacheWritePlan> plans_;
   const CacheHost* first_ = nullptr;           // set 0's host data (held by the LastCase cache)
   Bytes first_actual_;
 };

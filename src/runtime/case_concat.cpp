@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/inputs.hpp"
+#include "core/launch_args.hpp"
 #include "core/mismatch_report.hpp"
 #include "core/rotation.hpp"
 #include "core/validate.hpp"
@@ -46,7 +47,9 @@ class ConcatSets final : public CaseSets {
     upload(base + nope_at_, host.nope.data(), host.nope.size(), stream);
     upload(base + rope_at_, host.rope.data(), host.rope.size(), stream);
     KVB_CUDA_CHECK(cudaMemsetAsync(base + k_at_, kCanary, k_bytes_, stream));
-    args_.push_back(args_for(base));
+    args_.push_back(concat_args(c_, g_, {base + nope_at_, base + rope_at_, base + k_at_}));
+    // Planned once per set: every launch of it (validation and timing) executes this plan.
+    plans_.push_back(kernels::plan_concat(args_.back(), c_.variant, kernels::current_device_props()));
     const Bytes actual = launch_and_compare(
         [this, set](cudaStream_t s) { return launch(set, s); }, base + k_at_, host.expected,
         c_.out_dtype, stream, options_, [this](std::int64_t i) { return locate_concat(c_, g_, i); },
@@ -62,8 +65,9 @@ class ConcatSets final : public CaseSets {
   }
 
   cudaError_t launch(int set, cudaStream_t s) const override {
-    const kernels::ConcatArgs& a = args_[static_cast<std::size_t>(set)];
-    return override_.concat ? override_.concat(a, s) : kernels::launch_concat_mla_k(a, c_.variant, s);
+    const auto i = static_cast<std::size_t>(set);
+    return override_.concat ? override_.concat(args_[i], s)
+                            : kernels::launch_concat_mla_k(args_[i], plans_[i], s);
   }
 
   void save(const ValidationOptions&, const Row&) override {
@@ -91,15 +95,6 @@ class ConcatSets final : public CaseSets {
     return h;
   }
 
-  kernels::ConcatArgs args_for(unsigned char* base) const {
-    const Case& c = c_;
-    return {base + nope_at_, base + rope_at_, base + k_at_ + guard_bytes_,
-            c.num_tokens,    c.num_heads,     c.head_dim,
-            c.rope_dim,      g_.nope_s0,      g_.nope_s1,
-            g_.rope_s0,      g_.k_s0,         g_.k_s1,
-            c.in_dtype,      c.out_dtype};
-  }
-
   void save_set(int set, const ConcatHost& host, const Bytes& actual) const {
     std::ostringstream geo;
     geo << "k_nope [T, H, NOPE] strides (" << g_.nope_s0 << ", " << g_.nope_s1
@@ -121,6 +116,7 @@ class ConcatSets final : public CaseSets {
   SetLayout layout_;
   std::size_t guard_bytes_ = 0, nope_at_ = 0, rope_at_ = 0, k_at_ = 0, k_bytes_ = 0;
   std::vector<kernels::ConcatArgs> args_;  // per built set
+  std::vector<kernels::ConcatPlan> plans_;
   const ConcatHost* first_ = nullptr;      // set 0's host data (held by the LastCase cache)
   Bytes first_actual_;
 };

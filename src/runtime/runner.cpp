@@ -2,11 +2,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "core/metadata.hpp"
+#include "core/footprint.hpp"
 #include "core/rotation.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/case_sets.hpp"
@@ -18,17 +18,6 @@
 namespace kvbench {
 namespace {
 
-// MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read (then nothing is capped).
-std::size_t host_available_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::size_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
-}
-
 // Stage "size": how many buffer sets (core/rotation.hpp); 0 when an explicit count does not fit
 // (the row then says why).
 int buffer_sets(const stages::CaseSets& op, const RunSettings& settings, const DeviceInfo& device,
@@ -39,7 +28,7 @@ int buffer_sets(const stages::CaseSets& op, const RunSettings& settings, const D
   RotationInput in{settings.rotate, settings.mode, op.set_bytes(), op.layout().bytes(),
                    device.l2_bytes, free_bytes};
   in.set_host_bytes = op.set_host_bytes();
-  in.host_available_bytes = host_available_bytes();
+  in.host_available_bytes = host_available_bytes().value_or(0);  // unknown: no cap
   const RotationChoice choice = choose_buffer_sets(in);
   if (!choice.refused.empty()) {
     row.status = Status::failed;

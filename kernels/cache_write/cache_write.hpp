@@ -35,6 +35,14 @@ struct CacheWriteArgs {
 
 bool cache_write_supported(DType in, DType out);
 
+struct CacheWritePlan;  // kernels/cache_write/plan.hpp: plan_cache_write() decides every launch
+
+// Enqueues the planned launch on `stream`. Returns cudaErrorInvalidValue for a plan that is not
+// launchable (unsupported dtype pair or size), else the launch status.
+cudaError_t launch_cache_write(const CacheWriteArgs& args, const CacheWritePlan& plan,
+                               cudaStream_t stream);
+
+// Plans for the current device, then launches.
 cudaError_t launch_cache_write(const CacheWriteArgs& args, Variant variant, cudaStream_t stream);
 
 }  // namespace kvbench::kernels

@@ -61,8 +61,12 @@ inline bool cache_offsets_fit_int32(std::int64_t slots, std::int64_t block_size,
     if (v < 1 || v > kMax) return false;
   for (const std::int64_t v : {block_stride, slot_stride, head_stride})
     if (v < 0 || v > kMax) return false;
-  const std::int64_t terms[] = {(slots + block_size - 1) / block_size - 1, block_stride,
-                                block_size - 1, slot_stride, heads - 1, head_stride};
+  const std::int64_t terms[] = {(slots + block_size - 1) / block_size - 1,
+                                block_stride,
+                                block_size - 1,
+                                slot_stride,
+                                heads - 1,
+                                head_stride};
   std::int64_t sum = dim - 1;
   for (int i = 0; i < 6; i += 2) {
     const std::int64_t term = terms[i] * terms[i + 1];  // both below 2^31: no int64 wrap

@@ -1,6 +1,6 @@
 // Slot range check, one thread per token; atomicMin keeps the first bad token whatever the
 // order in which blocks run.
-#include "kernels/slot_check.hpp"
+#include "kernels/cache_write/slot_check.hpp"
 
 namespace kvbench::kernels {
 namespace {
