@@ -1,0 +1,101 @@
+#include "cli/flags.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "core/gate.hpp"
+
+namespace kvbench::cli {
+
+void apply(const Overrides& o, RunSettings& s) {
+  if (o.seed) s.seed = *o.seed;
+  if (o.mode) s.mode = from_string<TimingMode>(*o.mode);
+  if (o.l2_flush) s.l2_flush = from_string<L2Flush>(*o.l2_flush);
+  if (o.warmup) s.warmup = *o.warmup;
+  if (o.min_samples) s.min_samples = *o.min_samples;
+  if (o.launches_per_sample) s.launches_per_sample = *o.launches_per_sample;
+  if (o.min_time_s) s.min_time_s = *o.min_time_s;
+  if (o.target_noise) s.target_noise = *o.target_noise;
+  if (o.timeout_s) s.timeout_s = *o.timeout_s;
+}
+
+CLI::Validator number_in(double lo, bool lo_inclusive, double hi) {
+  std::ostringstream range;
+  range << (lo_inclusive ? "[" : "(") << lo << ", " << hi << "]";
+  const std::string text = range.str();
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(value, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != value.size() || value.empty()) return "expected a number, got '" + value + "'";
+        const bool ok = (lo_inclusive ? v >= lo : v > lo) && v <= hi;  // false for NaN
+        return ok ? std::string() : "expected a number in " + text + ", got " + value;
+      },
+      "NUMBER in " + text);
+}
+
+void add_timing_flags(CLI::App* cmd, Overrides& o) {
+  const auto names = [](const auto& values) {
+    std::vector<std::string> v;
+    for (auto x : values) v.emplace_back(to_string(x));
+    return v;
+  };
+  cmd->add_option("--mode", o.mode, "Timing mode (settings.mode)")
+      ->check(CLI::IsMember(names(all_values<TimingMode>())));
+  cmd->add_option("--l2-flush", o.l2_flush, "How cold mode empties L2 (settings.l2_flush)")
+      ->check(CLI::IsMember(names(all_values<L2Flush>())));
+  cmd->add_option("--warmup", o.warmup, "Untimed samples before sampling (settings.warmup)")
+      ->check(CLI::Range(1, kMaxWarmup));
+  cmd->add_option("--min-samples", o.min_samples, "Timed samples, at least (settings.min_samples)")
+      ->check(CLI::Range(1, kMaxMinSamples));
+  cmd->add_option("--min-time", o.min_time_s,
+                  "Seconds of timed windows, at least (settings.min_time_s)")
+      ->check(number_in(0, true, kMaxTimeoutS));
+  cmd->add_option("--target-noise", o.target_noise,
+                  "Stop once the median's 95% CI is within this fraction (settings.target_noise)")
+      ->check(number_in(0, false, 1));
+  cmd->add_option("--timeout", o.timeout_s,
+                  "Wall-clock seconds of sampling per case, at most (settings.timeout_s)")
+      ->check(number_in(0, false, kMaxTimeoutS));
+  cmd->add_option("--launches-per-sample", o.launches_per_sample,
+                  "Launches per timed window in hot and graph modes (settings.launches_per_sample)")
+      ->check(CLI::Range(1, kMaxLaunchesPerSample));
+}
+
+double parse_threshold(std::string text) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  char* end = nullptr;
+  const double pct = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
+    throw std::invalid_argument("--threshold: '" + text + "' is not a percentage in [0, 1000)");
+  return pct / 100.0;
+}
+
+int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
+  const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
+  const GateReport report = run_gate(baseline, read_results(current_path), opt);
+  std::cout << markdown_report(report) << std::flush;
+  if (!flags.junit.empty()) {
+    std::ofstream out(flags.junit, std::ios::trunc);
+    out << junit_report(report);
+    out.close();
+    if (!out) throw std::runtime_error(flags.junit + ": cannot write the JUnit report");
+  }
+  const int code = report.exit_code();
+  if (code != kGatePass)
+    std::fprintf(stderr, "kvbench compare: %s%s\n", report.summary().c_str(),
+                 report.board_note.empty() ? "" : " (other board than the baseline's)");
+  return code;
+}
+
+}  // namespace kvbench::cli

@@ -1,0 +1,46 @@
+// Flags shared by several subcommands: the timing overrides and the regression gate's.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/result_csv.hpp"
+#include "core/sweep.hpp"
+
+namespace kvbench::cli {
+
+// Command-line values that override a config's `settings:` block.
+struct Overrides {
+  std::optional<std::uint64_t> seed;
+  std::optional<std::string> mode, l2_flush;
+  std::optional<int> warmup, min_samples, launches_per_sample;
+  std::optional<double> min_time_s, target_noise, timeout_s;
+};
+void apply(const Overrides& o, RunSettings& s);
+
+// A number in (lo, hi], or [lo, hi] when `lo_inclusive`; CLI11 prefixes the flag's name.
+CLI::Validator number_in(double lo, bool lo_inclusive, double hi);
+
+// The timing flags of `run`, `flush-study` and `bounds`; each is range-checked here so that a
+// nonsense value is refused with the flag named, as the YAML keys are.
+void add_timing_flags(CLI::App* cmd, Overrides& o);
+
+// The regression gate's flags, shared by `compare` and `run --baseline`.
+struct GateFlags {
+  std::string baseline;
+  std::string threshold = "5";
+  std::string junit;
+  bool allow_device_mismatch = false;
+};
+
+// "5" and "5%" both mean 5 percent. Throws std::invalid_argument naming the flag.
+double parse_threshold(std::string text);
+
+// Gates the CSV at `current_path` against `baseline` (already read): markdown on stdout, JUnit
+// if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.
+int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags);
+
+}  // namespace kvbench::cli
