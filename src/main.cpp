@@ -45,7 +45,11 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Validate every case of CONFIG, time those that pass, write a CSV");
   run->add_option("config", run_args.config_path, "YAML sweep file")->required();
   run->add_option("-o,--output", run_args.output, "CSV to write (default: results/<config name>.csv)");
-  run->add_option("--seed", overrides.seed, "Input seed (overrides settings.seed)");
+  std::string seed_text;
+  run->add_option("--seed", seed_text, "Input seed (overrides settings.seed), 0 to 2^64-1");
+  run->add_option("--max-cases", run_args.max_cases,
+                  "Refuse a config expanding to more cases than this (default 100000)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--case", run_args.cases, "Run only these cases (numbers as `kvbench list` prints them)");
   add_timing_flags(run, overrides);
   add_gate_flags(run, run->add_option("--baseline", gate_flags.baseline,
@@ -90,11 +94,30 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
+  std::uint64_t list_max_cases = kDefaultMaxCases;
+  list->add_option("--max-cases", list_max_cases,
+                   "Refuse a config expanding to more cases than this (default 100000)")
+      ->check(CLI::PositiveNumber);
 
   bool case_key = false;
   CLI::App* schema = app.add_subcommand(
       "schema", "Print the result CSV's header line (for scripts that write rows of their own)");
   schema->add_flag("--case-key", case_key, "Only the columns that name a case (the gate's key)");
+
+  // CLI11 would say "A subcommand is required" for a misspelt one; name it and the choices.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) {
+      std::fprintf(stderr, "kvbench: unknown subcommand '%s' (expected one of %s)\n", argv[1],
+                   names.c_str());
+      return kBadInput;
+    }
+  }
 
   try {
     app.parse(argc, argv);
@@ -107,10 +130,11 @@ int main(int argc, char** argv) {
   try {
     if (compare->parsed()) return cmd_compare(current, gate_flags);
     if (schema->parsed()) return cmd_schema(case_key);
-    if (list->parsed()) return cmd_list(config_path, format);
+    if (list->parsed()) return cmd_list(config_path, format, list_max_cases);
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);
     if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, overrides);
+    if (!seed_text.empty()) overrides.seed = parse_seed_flag(seed_text);
     return cmd_run(run_args);
   } catch (const NoDeviceError& e) {
     std::fprintf(stderr, "kvbench: %s\n", e.what());

@@ -19,12 +19,14 @@ struct RunArgs {
   GateFlags gate;  // gate.baseline empty: no gate
   ValidationOptions validation;
   std::vector<std::size_t> cases;  // empty: every case
+  std::uint64_t max_cases = kDefaultMaxCases;
 };
 int cmd_run(RunArgs args);
 
 int cmd_compare(const std::string& current_path, const GateFlags& flags);
 
-int cmd_list(const std::string& config_path, const std::string& format);
+int cmd_list(const std::string& config_path, const std::string& format,
+             std::uint64_t max_cases);
 
 // The result CSV's header line, or with `case_key` only the columns that name a case.
 int cmd_schema(bool case_key);

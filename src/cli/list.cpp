@@ -8,8 +8,9 @@
 
 namespace kvbench::cli {
 
-int cmd_list(const std::string& config_path, const std::string& format) {
-  const Config config = load_config(config_path);
+int cmd_list(const std::string& config_path, const std::string& format,
+             std::uint64_t max_cases) {
+  const Config config = load_config(config_path, max_cases);
   if (format == "csv") {
     // The case columns of the result CSV, so scripts can run the same cases elsewhere.
     std::cout << "case," << join_csv(case_columns()) << '\n';
@@ -19,6 +20,7 @@ int cmd_list(const std::string& config_path, const std::string& format) {
     for (std::size_t i = 0; i < config.cases.size(); ++i)
       std::cout << i << ' ' << describe(config.cases[i]) << '\n';
   }
+  check_stdout();
   return kOk;
 }
 

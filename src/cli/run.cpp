@@ -58,14 +58,24 @@ bool is_failure(Status s) {
 }  // namespace
 
 int cmd_run(RunArgs args) {
-  Config config = load_config(args.config_path);
+  Config config = load_config(args.config_path, args.max_cases);
   apply(args.overrides, config.settings);
   if (args.output.empty()) args.output = default_output(args.config_path);
-  // With --baseline, a bad baseline or threshold is reported before any GPU time is spent.
+  // With --baseline, everything checkable about the gate is checked before any GPU time is
+  // spent: the threshold, the baseline (readable, rows, a timed row, no duplicate keys) and
+  // the JUnit path (its folder exists, it is not an input).
   std::optional<ResultTable> baseline;
   if (!args.gate.baseline.empty()) {
-    parse_threshold(args.gate.threshold);
+    const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch};
+    check_output_path("--junit", args.gate.junit,
+                      {args.gate.baseline, args.output, args.config_path});
+    std::error_code ec;
+    if (args.output == args.gate.baseline ||
+        std::filesystem::equivalent(args.output, args.gate.baseline, ec))
+      throw std::invalid_argument("--output " + args.output +
+                                  ": is also the baseline; it would be overwritten");
     baseline = read_results(args.gate.baseline);
+    check_baseline(*baseline, opt);
   }
   const std::vector<std::size_t> indices =
       selected_cases(config, args.config_path, args.cases);
