@@ -8,13 +8,6 @@
 namespace kvbench {
 namespace {
 
-std::string axis(const ResultRow& row, const char* name) {
-  const auto& cols = result_axis_columns();
-  for (std::size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] == name) return row.axes[i];
-  return "";
-}
-
 bool same_key(const ResultRow& a, const ResultRow& b, bool with_device) {
   return a.axes == b.axes && (!with_device || a.device == b.device);
 }
@@ -26,7 +19,7 @@ std::uint64_t key_hash(const ResultRow& r, bool with_device) {
 }
 
 std::string key_text(const ResultRow& row) {
-  return axis(row, "kernel") + " " + axis(row, "variant") + " " + axis(row, "sweep") + " " +
+  return row.axes[axis_col::kernel] + " " + row.axes[axis_col::variant] + " " + row.axes[axis_col::sweep] + " " +
          describe_axes(row) + " on '" + row.device + "'";
 }
 
@@ -187,20 +180,20 @@ Verdict judge(const Timing& b, const Timing& c, double threshold, double* tolera
 }
 
 std::string describe_axes(const ResultRow& row) {
-  const bool concat = axis(row, "kernel") == "concat_and_cast_mha_k";
-  std::string s = "T=" + axis(row, "num_tokens") + " H=" + axis(row, "num_heads");
+  const bool concat = row.axes[axis_col::kernel] == "concat_and_cast_mha_k";
+  std::string s = "T=" + row.axes[axis_col::num_tokens] + " H=" + row.axes[axis_col::num_heads];
   if (concat) {
-    s += " NOPE=" + axis(row, "head_dim") + " ROPE=" + axis(row, "rope_dim");
+    s += " NOPE=" + row.axes[axis_col::head_dim] + " ROPE=" + row.axes[axis_col::rope_dim];
   } else {
-    s += " D=" + axis(row, "head_dim") + " BS=" + axis(row, "block_size") + " " +
-         axis(row, "layout");
+    s += " D=" + row.axes[axis_col::head_dim] + " BS=" + row.axes[axis_col::block_size] + " " +
+         row.axes[axis_col::layout];
   }
-  s += " " + axis(row, "in_dtype") + "->" + axis(row, "out_dtype") +
-       " strides=" + axis(row, "strides");
+  s += " " + row.axes[axis_col::in_dtype] + "->" + row.axes[axis_col::out_dtype] +
+       " strides=" + row.axes[axis_col::strides];
   if (!concat) {
-    s += " scale=" + axis(row, "scale") + " slots=" + axis(row, "slots");
-    if (axis(row, "swa") == "true") s += " swa";
-    if (axis(row, "kv_interleaved") == "true") s += " kv_interleaved";
+    s += " scale=" + row.axes[axis_col::scale] + " slots=" + row.axes[axis_col::slots];
+    if (row.axes[axis_col::swa] == "true") s += " swa";
+    if (row.axes[axis_col::kv_interleaved] == "true") s += " kv_interleaved";
   }
   return s;
 }
@@ -347,8 +340,8 @@ void markdown_report(const GateReport& r, std::ostream& out) {
                               v.verdict == Verdict::missing;
     const std::string name(to_string(v.verdict));
     out << "| " << (verdict_bold ? "**" + name + "**" : name) << " | "
-        << cell(axis(row, "kernel")) << " | " << cell(axis(row, "variant")) << " | "
-        << cell(axis(row, "sweep")) << " | " << cell(describe_axes(row)) << " | "
+        << cell(row.axes[axis_col::kernel]) << " | " << cell(row.axes[axis_col::variant]) << " | "
+        << cell(row.axes[axis_col::sweep]) << " | " << cell(describe_axes(row)) << " | "
         << cell(row.device) << " | " << micros(v.baseline) << " | " << micros(v.current)
         << " | " << change_text(v) << " | "
         << (v.tolerance > 0 ? percent(v.tolerance, false) : "") << " | " << cell(v.note)
@@ -382,9 +375,9 @@ std::string junit_report(const GateReport& r) {
     const double secs = v.current && v.current->timing ? v.current->timing->median_us * 1e-6 : 0;
     char time[32];
     std::snprintf(time, sizeof time, "%.9f", secs);
-    s += "    <testcase classname=\"kvbench." + xml(axis(row, "kernel")) + "." +
-         xml(axis(row, "variant")) + "\" name=\"" +
-         xml(axis(row, "sweep") + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
+    s += "    <testcase classname=\"kvbench." + xml(row.axes[axis_col::kernel]) + "." +
+         xml(row.axes[axis_col::variant]) + "\" name=\"" +
+         xml(row.axes[axis_col::sweep] + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
     const std::string msg = xml(message(v));
     const std::string type(to_string(v.verdict));
     if (v.verdict == Verdict::slower || v.verdict == Verdict::incorrect ||

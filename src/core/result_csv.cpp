@@ -34,6 +34,13 @@ constexpr std::array<const char*, AxisValues::kCount> kAxisColumns = {
     "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
     "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
     "swa",      "kv_interleaved", "strides",  "slots"};
+constexpr bool same_text(const char* a, const char* b) {
+  return *a == *b && (*a == 0 || same_text(a + 1, b + 1));
+}
+static_assert(same_text(kAxisColumns[axis_col::num_tokens], "num_tokens") &&
+                  same_text(kAxisColumns[axis_col::out_dtype], "out_dtype") &&
+                  same_text(kAxisColumns[axis_col::slots], "slots"),
+              "axis_col follows kAxisColumns");
 enum Other : std::size_t {
   kSchemaCol, kStatusCol, kReasonCol, kMedianCol, kP10Col, kP90Col, kDeviceCol, kUuidCol,
   kBytesCol, kWrittenCol, kOtherCount
@@ -242,6 +249,17 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
 
   static const std::string kEmpty;
   const std::string schema = std::to_string(kSchemaVersion);
+  // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
+  // column skips the interning table's lookup.
+  std::array<std::pair<std::string, Text>, AxisValues::kCount + 3> last;
+  const auto intern = [&last](std::size_t slot, const std::string& v) {
+    auto& [text, id] = last[slot];
+    if (text != v || (id.empty() && !v.empty())) {
+      text = v;
+      id = Text(v);
+    }
+    return id;
+  };
   while (src.next(line)) {
     if (line.empty()) continue;
     if (src.number() > UINT_MAX)
@@ -264,14 +282,14 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     for (std::size_t a = 0; a < kAxisColumns.size(); ++a) {
       const std::string& v = f[axis_pos[a]];
       if (integer_axis(a)) check_integer(v, at, kAxisColumns[a]);
-      row.axes.at(a) = Text(v);
+      row.axes.at(a) = intern(a, v);
     }
     try {
       row.status = from_string<Status>(field(kStatusCol));
     } catch (const std::invalid_argument& e) {
       throw ResultCsvError(at + "column 'status': " + e.what());
     }
-    row.reason = Text(field(kReasonCol));
+    row.reason = intern(AxisValues::kCount, field(kReasonCol));
     const auto median = number(field(kMedianCol), at, "median_us");
     const auto p10 = number(field(kP10Col), at, "p10_us");
     const auto p90 = number(field(kP90Col), at, "p90_us");
@@ -291,8 +309,8 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       throw ResultCsvError(at + "column 'median_us': empty, but " + (p10 ? "p10_us" : "p90_us") +
                            " is set");
     }
-    row.device = Text(field(kDeviceCol));
-    row.device_uuid = Text(field(kUuidCol));
+    row.device = intern(AxisValues::kCount + 1, field(kDeviceCol));
+    row.device_uuid = intern(AxisValues::kCount + 2, field(kUuidCol));
     row.bytes = integer(field(kBytesCol), at, "bytes");
     row.written_tokens = integer(field(kWrittenCol), at, "written_tokens");
     table.rows.push_back(std::move(row));

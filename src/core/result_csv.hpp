@@ -56,6 +56,14 @@ class Text {
   std::uint32_t id_ = 0;  // 0: the empty string
 };
 
+// Positions of result_axis_columns() in AxisValues (result_csv.cpp checks the names' order).
+namespace axis_col {
+enum : std::size_t {
+  kernel, variant, sweep, num_tokens, num_heads, head_dim, rope_dim, block_size, in_dtype,
+  out_dtype, layout, scale, swa, kv_interleaved, strides, slots
+};
+}  // namespace axis_col
+
 // The values of result_axis_columns(), in order.
 class AxisValues {
  public:
