@@ -2,6 +2,7 @@
 // The small CSVs live in tests/data/gate/ (the CLI tests in CMakeLists.txt use them too).
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <string>
 
 #include "core/csv.hpp"
@@ -38,13 +39,15 @@ ResultRow timed_row(const std::string& tokens, double median, double p10, double
   return r;
 }
 
-ResultTable table(std::vector<ResultRow> rows, const std::string& path = "t.csv") {
+// Tables live to the end of the test program: reports point into them.
+const ResultTable& table(std::vector<ResultRow> rows, const std::string& path = "t.csv") {
+  static std::deque<ResultTable> tables;
   unsigned line = 2;
   for (auto& r : rows) r.line = line++;
   ResultTable t;
   t.path = path;
   t.rows.assign(rows.begin(), rows.end());
-  return t;
+  return tables.emplace_back(std::move(t));
 }
 
 Verdict only_verdict(const GateReport& r) {

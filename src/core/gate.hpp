@@ -80,6 +80,10 @@ void check_baseline(const ResultTable& baseline, const GateOptions& opt);
 // both tables.
 GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                     const GateOptions& opt);
+// The report would point into a temporary: refused at compile time.
+GateReport run_gate(ResultTable&&, const ResultTable&, const GateOptions&) = delete;
+GateReport run_gate(const ResultTable&, ResultTable&&, const GateOptions&) = delete;
+GateReport run_gate(ResultTable&&, ResultTable&&, const GateOptions&) = delete;
 
 // "T=128 H=8 D=128 BS=16 bf16->bf16 ..." from a row's axes: the case without kernel/variant/sweep.
 std::string describe_axes(const ResultRow& row);
