@@ -4,13 +4,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
 #include "core/case.hpp"
 #include "core/checked.hpp"
+#include "core/file_io.hpp"
 #include "core/result_csv.hpp"
 #include "core/sweep.hpp"
 
@@ -268,6 +271,27 @@ TEST(InputCsv, AFifoIsReadInOnePass) {
   EXPECT_EQ(t.rows.size(), 5u);
   std::remove(fifo.c_str());
   rmdir(dir);
+}
+
+// write_file_atomic: a unique temporary beside the target, renamed into place, removed when the
+// rename fails (here: the target is a non-empty directory).
+TEST(InputFiles, AtomicWritesLeaveNoTemporary) {
+  namespace fs = std::filesystem;
+  char dir[] = "/tmp/kvbench_atomic_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/out.txt";
+  write_file_atomic(file, "one\n");
+  write_file_atomic(file, "two\n");
+  EXPECT_EQ(slurp(file), "two\n");
+  const std::string blocked = std::string(dir) + "/blocked";
+  fs::create_directories(blocked + "/inside");
+  EXPECT_THROW(write_file_atomic(blocked, "x"), std::runtime_error);
+  EXPECT_THROW(write_file_atomic(std::string(dir) + "/missing/x.txt", "x"), std::runtime_error);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"blocked", "out.txt"}));
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -198,18 +198,27 @@ std::string describe_axes(const ResultRow& row) {
   return s;
 }
 
-void check_baseline(const ResultTable& baseline, const GateOptions& opt) {
+namespace {
+
+// check_baseline's checks, returning the baseline's index (built once: it is the costly part).
+RowIndex checked_baseline(const ResultTable& baseline, const GateOptions& opt) {
   if (baseline.rows.empty())
     throw GateError(baseline.path + ": baseline has no rows; nothing to gate against");
   if (std::none_of(baseline.rows.begin(), baseline.rows.end(),
                    [](const ResultRow& r) { return r.timing.has_value(); }))
     throw GateError(baseline.path + ": baseline has no timed row; nothing to gate against");
-  RowIndex(baseline, !opt.allow_device_mismatch, "baseline");
+  return RowIndex(baseline, !opt.allow_device_mismatch, "baseline");
+}
+
+}  // namespace
+
+void check_baseline(const ResultTable& baseline, const GateOptions& opt) {
+  checked_baseline(baseline, opt);
 }
 
 GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                     const GateOptions& opt) {
-  check_baseline(baseline, opt);
+  const RowIndex base_index = checked_baseline(baseline, opt);
   if (!opt.allow_device_mismatch) {
     std::set<std::string> base_devices;
     for (const auto& r : baseline.rows) base_devices.insert(r.device);
@@ -219,9 +228,7 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                         " ran on '" + r.device + "', the baseline " + baseline.path + " on '" +
                         *base_devices.begin() + "' (--allow-device-mismatch compares anyway)");
   }
-  const bool with_device = !opt.allow_device_mismatch;
-  const RowIndex base_index(baseline, with_device, "baseline");
-  const RowIndex cur_index(current, with_device, "current");
+  const RowIndex cur_index(current, !opt.allow_device_mismatch, "current");
 
   GateReport rep;
   rep.baseline_path = baseline.path;
