@@ -25,7 +25,10 @@ namespace {
 class StructureCheck : public YAML::EventHandler {
  public:
   StructureCheck(const std::string& text, const std::string& source)
-      : text_(text), source_(source) {}
+      : text_(text), source_(source) {
+    for (std::size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') line_starts_.push_back(i + 1);
+  }
 
   void OnDocumentStart(const YAML::Mark& mark) override { doc_mark_ = mark; }
   void OnDocumentEnd() override {}
@@ -120,13 +123,9 @@ class StructureCheck : public YAML::EventHandler {
 
   // yaml-cpp takes a quoted scalar cut off by the end of the file as closed; refuse it.
   void check_quote(const YAML::Mark& mark) {
-    std::size_t pos = 0;
-    for (int line = 0; line < mark.line && pos != std::string::npos; ++line) {
-      pos = text_.find('\n', pos);
-      if (pos != std::string::npos) ++pos;
-    }
-    if (pos == std::string::npos) return;
-    pos += static_cast<std::size_t>(mark.column);
+    if (mark.line < 0 || static_cast<std::size_t>(mark.line) >= line_starts_.size()) return;
+    const std::size_t pos = line_starts_[static_cast<std::size_t>(mark.line)] +
+                            static_cast<std::size_t>(mark.column);
     if (pos >= text_.size() || (text_[pos] != '"' && text_[pos] != '\'')) return;
     const char quote = text_[pos];
     for (std::size_t i = pos + 1; i < text_.size(); ++i) {
@@ -146,6 +145,7 @@ class StructureCheck : public YAML::EventHandler {
 
   const std::string& text_;
   const std::string& source_;
+  std::vector<std::size_t> line_starts_{0};  // offset of each line's first byte
   std::vector<Level> stack_;
   YAML::Mark doc_mark_;
 };
