@@ -81,30 +81,22 @@ struct Format {
 using E4M3Format = fp8_detail::Format<4, 3, 7, 0x7E>;   // max 448
 using E5M2Format = fp8_detail::Format<5, 2, 15, 0x7B>;  // max 57344
 
-// Trivially copyable one-byte scalars, so arrays of them alias the raw cache bytes.
-struct fp8_e4m3 {
+// A trivially copyable one-byte scalar of `Format`, so arrays of them alias the raw cache bytes.
+template <class Format>
+struct fp8 {
   std::uint8_t bits;
-  fp8_e4m3() = default;
-  explicit fp8_e4m3(float x) : bits(E4M3Format::encode(x)) {}
-  static fp8_e4m3 from_bits(std::uint8_t b) {
-    fp8_e4m3 v;
+  fp8() = default;
+  explicit fp8(float x) : bits(Format::encode(x)) {}
+  static fp8 from_bits(std::uint8_t b) {
+    fp8 v;
     v.bits = b;
     return v;
   }
-  explicit operator float() const { return E4M3Format::decode(bits); }
+  explicit operator float() const { return Format::decode(bits); }
 };
 
-struct fp8_e5m2 {
-  std::uint8_t bits;
-  fp8_e5m2() = default;
-  explicit fp8_e5m2(float x) : bits(E5M2Format::encode(x)) {}
-  static fp8_e5m2 from_bits(std::uint8_t b) {
-    fp8_e5m2 v;
-    v.bits = b;
-    return v;
-  }
-  explicit operator float() const { return E5M2Format::decode(bits); }
-};
+using fp8_e4m3 = fp8<E4M3Format>;
+using fp8_e5m2 = fp8<E5M2Format>;
 
 static_assert(sizeof(fp8_e4m3) == 1 && sizeof(fp8_e5m2) == 1, "fp8 scalars must be one byte");
 

@@ -22,12 +22,8 @@
 // Lets the fp8 scalars live in Eigen matrices; they are storage types only (every arithmetic
 // step happens in fp32), so only the traits Eigen needs for assignment and casts are given.
 namespace Eigen {
-template <>
-struct NumTraits<kvbench::ref::fp8_e4m3> : GenericNumTraits<kvbench::ref::fp8_e4m3> {
-  enum { IsSigned = 1, IsInteger = 0, IsComplex = 0, RequireInitialization = 0 };
-};
-template <>
-struct NumTraits<kvbench::ref::fp8_e5m2> : GenericNumTraits<kvbench::ref::fp8_e5m2> {
+template <class Format>
+struct NumTraits<kvbench::ref::fp8<Format>> : GenericNumTraits<kvbench::ref::fp8<Format>> {
   enum { IsSigned = 1, IsInteger = 0, IsComplex = 0, RequireInitialization = 0 };
 };
 }  // namespace Eigen

@@ -47,7 +47,7 @@ struct CacheWriteProblem {
 void reshape_and_cache_flash(const CacheWriteProblem& p);
 
 // NaN bits the reference writes for a NaN result of a rounding conversion, as CUDA's cvt and
-// __fdiv_rn do (proven over every input by tests/test_convert_gpu.cu). Same-type copies and
+// __fdiv_rn do (proven over every input by tests/test_convert_gpu.cpp). Same-type copies and
 // widenings to fp32 keep the input's bits; fp8 NaN is 0x7F.
 inline constexpr std::uint16_t kCanonicalNaN16 = 0x7FFF;       // fp16 and bf16
 inline constexpr std::uint32_t kCanonicalNaN32 = 0x7FFFFFFFu;  // fp32 after a scale

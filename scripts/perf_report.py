@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Markdown report of a `kvbench run configs/perf.yaml` CSV: per-shape tables (µs and % of the
-measured copy peak, seed_port beside optimized) and issue 6's targets with their worst cases.
+measured copy peak, seed_port beside optimized) and the performance targets (docs/performance.md)
+with their worst cases.
 
 usage: scripts/perf_report.py results/h200/perf.csv [--peers] [--pair BASE,NEW] [--bounds CSV]
        (reads <csv>.json beside it)
 
 "large" = logical bytes at least 4x the L2 size (the sidecar's device.l2_bytes, else 60 MiB).
---peers adds the best CUDA/Triton peer times of ../shared/docs/GPU.md for the T <= 128 check.
+--peers adds the best CUDA/Triton peer times (docs/performance.md, "Peers") for the T <= 128 check.
 The T <= 128 misses are listed against the shape's T=1 time plus their bytes at the copy peak;
 --bounds adds, from a `kvbench bounds` CSV of the same cases, the fastest plain write of each
 miss's output bytes and the fastest plain move of its bytes, each judged against that run's own
@@ -20,11 +21,14 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_schema  # noqa: E402
+
 AXES = ["sweep", "num_heads", "head_dim", "rope_dim", "block_size", "in_dtype", "out_dtype",
         "layout", "scale", "swa", "strides"]
 DECODE_PREFILL = ["1", "16", "128", "1024", "8192", "32768", "65536", "131072"]
 
-# Best peer µs per case in GPU.md (H200, CUDA graphs, same shapes), T <= 128 only.
+# Best peer µs per case (docs/performance.md, "Peers": H200, CUDA graphs, same shapes), T <= 128 only.
 PEERS = {
     ("concat_and_cast_mha_k", "128", "bf16", "bf16", "1"): 1.83,   # SGLang concat_mla_k
     ("concat_and_cast_mha_k", "128", "bf16", "bf16", "16"): 2.20,  # seed Triton
@@ -136,7 +140,7 @@ def main():
         if checked:
             w = max(checked, key=lambda rp: float(rp[0]["median_us"]) / rp[1])
             ok = sum(float(r["median_us"]) <= p for r, p in checked)
-            print(f"| T ≤ 128 at or below the best peer (GPU.md) | {ok}/{len(checked)} hold | "
+            print(f"| T ≤ 128 at or below the best peer | {ok}/{len(checked)} hold | "
                   f"{shape_name(w[0])} T={w[0]['num_tokens']} | {float(w[0]['median_us']):.2f} vs "
                   f"{w[1]:.2f} µs | {'yes' if ok == len(checked) else 'no'} |")
     pairs = {}
@@ -156,21 +160,18 @@ def main():
     return 0
 
 
-# The axis columns of a result row (kvbench schema), which `kvbench bounds` copies into its rows.
-KEY = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
-       "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
-       "strides", "slots"]
-
-
 def read_bounds(path):
+    """Rows of a `kvbench bounds` CSV by case key (the axis columns it copies from the result
+    rows; the key comes from the kvbench binary, scripts/kvbench_schema.py)."""
+    key = kvbench_schema.case_key_columns()
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    need = KEY + ["launch_floor_us", "write_floor_us", "move_floor_us"]
+    need = key + ["launch_floor_us", "write_floor_us", "move_floor_us"]
     missing = [c for c in need if rows and c not in rows[0]]
     if not rows or missing:
         sys.exit(f"perf_report.py: {path}: not a kvbench bounds CSV "
                  f"({'no rows' if not rows else 'missing column ' + missing[0]})")
-    return {tuple(r[c] for c in KEY): r for r in rows}
+    return {tuple(r[c] for c in key): r for r in rows}
 
 
 def floor_misses(opt, small, floor, peak, bounds=None):
@@ -193,7 +194,7 @@ def floor_misses(opt, small, floor, peak, bounds=None):
         us, xfer = float(r["median_us"]), float(r["bytes"]) / (peak * 1e3)
         cells = ""
         if bounds is not None:
-            b = bounds.get(tuple(r[c] for c in KEY))
+            b = bounds.get(tuple(r[c] for c in kvbench_schema.case_key_columns()))
             cells = " | |"
             if b:
                 found += 1

@@ -12,7 +12,8 @@
       variant against the baseline's row of the same case (e.g. CUDA against triton).
 
 DIR defaults to the directory of the (first / current) CSV. Columns are read by name; extra
-columns are ignored. Horizontal lines mark the measured copy peak and the theoretical peak:
+columns are ignored. The case columns come from the kvbench binary ($KVBENCH, else build/kvbench;
+scripts/kvbench_schema.py). Horizontal lines mark the measured copy peak and the theoretical peak:
 --peak-gbps / --theoretical-gbps, else the keys `measured_peak_gbps` and
 `theoretical_peak_gbps` at the top level of a JSON sidecar `<csv>.json` when it exists.
 Exit status: 0 written, 1 bad input (message on stderr), 2 bad command line.
@@ -30,14 +31,23 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_schema  # noqa: E402
+
 SCHEMA_VERSION = "1"
-# Columns identifying a case (kvbench list --format csv, minus the index).
-CASE_COLUMNS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
-                "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
-                "strides", "slots"]
-# A shape: the case without the token count, the variant (one line each) and the sweep name.
-SHAPE_COLUMNS = [c for c in CASE_COLUMNS if c not in ("num_tokens", "variant", "sweep")]
-NEEDED = ["schema_version", "status", "median_us", "gbps"] + CASE_COLUMNS
+
+
+def case_columns():
+    """Columns identifying a case: the case key, from the kvbench binary (kvbench_schema.py)."""
+    try:
+        return kvbench_schema.case_key_columns()
+    except kvbench_schema.SchemaError as e:
+        raise InputError(f"case key: {e}")
+
+
+def shape_columns():
+    """A shape: the case without the token count, the variant (one line each) and the sweep."""
+    return [c for c in case_columns() if c not in ("num_tokens", "variant", "sweep")]
 
 
 class InputError(Exception):
@@ -49,7 +59,8 @@ def read_rows(path):
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
-            missing = [c for c in NEEDED if c not in (reader.fieldnames or [])]
+            needed = ["schema_version", "status", "median_us", "gbps"] + case_columns()
+            missing = [c for c in needed if c not in (reader.fieldnames or [])]
             if missing:
                 raise InputError(f"{path}:1: missing column '{missing[0]}'")
             rows = []
@@ -96,7 +107,7 @@ def peaks(csv_path, peak, theoretical):
 
 
 def shape_label(shape):
-    s = dict(zip(SHAPE_COLUMNS, shape))
+    s = dict(zip(shape_columns(), shape))
     if s["kernel"] == "concat_and_cast_mha_k":
         text = f"H={s['num_heads']} NOPE={s['head_dim']} ROPE={s['rope_dim']}"
     else:
@@ -124,6 +135,7 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
     peak, theoretical = peaks(csv_paths[0], peak, theoretical)
     # kernel -> shape -> variant -> [(tokens, gbps)]
     series = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    shape_cols = shape_columns()
     for path in csv_paths:
         for row in read_rows(path):
             if row["status"] != "passed":
@@ -132,7 +144,7 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
             tokens = number(row, "num_tokens", path)
             if gbps is None or tokens is None:
                 continue
-            shape = tuple(row[c] for c in SHAPE_COLUMNS)
+            shape = tuple(row[c] for c in shape_cols)
             series[row["kernel"]][shape][row["variant"]].append((tokens, gbps))
     if not series:
         raise InputError(f"{', '.join(csv_paths)}: no timed rows to plot")
@@ -178,15 +190,17 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
 
 def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignore_variant=False):
     """Current / baseline median per case matched in both; returns the PNG's path."""
+    case_cols, shape_cols = case_columns(), shape_columns()
+
     def timed(path):
         out = {}
         for row in read_rows(path):
             med = number(row, "median_us", path)
             if row["status"] == "passed" and med:
-                out[tuple(row[c] for c in CASE_COLUMNS)] = med
+                out[tuple(row[c] for c in case_cols)] = med
         return out
 
-    variant_at = CASE_COLUMNS.index("variant")
+    variant_at = case_cols.index("variant")
 
     def match(key):
         return key[:variant_at] + key[variant_at + 1:] if ignore_variant else key
@@ -206,9 +220,9 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
               for r in ratios]
     labels = []
     for k in keys:
-        c = dict(zip(CASE_COLUMNS, k))
+        c = dict(zip(case_cols, k))
         labels.append(f"{c['variant']} {c['sweep']} T={c['num_tokens']} "
-                      + shape_label(tuple(c[s] for s in SHAPE_COLUMNS)).replace("\n", " "))
+                      + shape_label(tuple(c[s] for s in shape_cols)).replace("\n", " "))
     fig, ax = plt.subplots(figsize=(11, max(3.0, 0.22 * len(keys) + 1.2)))
     y = range(len(keys))
     ax.barh(list(y), [r - 1 for r in ratios], left=1, color=colors)

@@ -7,7 +7,8 @@ beside the CUDA rows.
                      [--graph-launches N] [--seed N]
 
 The cases come from `kvbench list CONFIG --format csv` (the YAML is not parsed here), the header
-from `kvbench schema`. Per case, like `kvbench run`: inputs are random and never zero; the
+from `kvbench schema`; the binary is --kvbench, else $KVBENCH, else build/kvbench
+(scripts/kvbench_schema.py). Per case, like `kvbench run`: inputs are random and never zero; the
 output buffer is canary-filled, one launch is checked bit for bit (the whole buffer) against a
 torch reference that implements SPEC.md; a case that passes is timed as a CUDA graph of
 --graph-launches back-to-back launches, replays timed with CUDA events, median per launch (L2 not
@@ -18,14 +19,18 @@ Exit status: 0 every case passed or was not_supported; 1 some case was incorrect
 2 bad command line or `kvbench list` failed; 3 cannot write the CSV.
 
 Only run_case() and below need torch and triton (imported lazily), so the case parsing, support
-rules, geometry and CSV writing are testable without them (tests/test_plot.py).
+rules, geometry and CSV writing are testable without them (tests/test_scripts.py).
 """
 import argparse
 import csv
 import math
 import statistics
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_schema  # noqa: E402
 
 VARIANT = "triton"
 PAD = 16           # extra elements per stride in `strides: padded` (src/core/case.cpp)
@@ -70,7 +75,8 @@ def parse_cases(text):
 
 
 def case_key(case):
-    """The case's identity without its variant: the triton row of every variant is the same."""
+    """The case's identity without its variant: the triton row of every variant is the same.
+    Every column `kvbench list` printed (the binary's case key) but the index and the variant."""
     return tuple(str(v) for k, v in sorted(case.items()) if k not in ("case", "variant"))
 
 
@@ -428,7 +434,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description="The seed's Triton kernels over a kvbench config")
     p.add_argument("config")
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--kvbench", default=".carry/bin/kvbench")
+    p.add_argument("--kvbench", help="the kvbench binary (default $KVBENCH, else build/kvbench)")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--samples", type=int, default=30)
     p.add_argument("--graph-launches", type=int, default=20)
@@ -439,10 +445,11 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     try:
+        args.kvbench = kvbench_schema.find_binary(args.kvbench)
         cases = parse_cases(kvbench_output(args.kvbench, "list", args.config, "--format", "csv"))
         header = kvbench_output(args.kvbench, "schema").strip().split(",")
         version = kvbench_output(args.kvbench, "--version").strip()
-    except UsageError as e:
+    except (UsageError, kvbench_schema.SchemaError) as e:
         print(f"triton_baseline.py: {e}", file=sys.stderr)
         return 2
     git_sha = version.rsplit("git ", 1)[-1].rstrip(")") if "git " in version else ""

@@ -61,6 +61,40 @@ int main(int argc, char** argv) {
       ->needs(run->get_option("--save-tensors"));
   run->add_flag("--check-bounds", validation.check_bounds,
                 "Check slot ranges on the device before each cache write; report the first bad token");
+  run->add_option("--shard", run_args.shard,
+                  "Run shard I of N (cases whose index % N == I), or `slurm` (the array task's)");
+  run->add_option("--devices", run_args.devices,
+                  "GPUs to run on, one worker each: all, or numbers like 0,2,5 (default: device 0)");
+  run->add_flag("--resume", run_args.resume,
+                "Keep the rows already in the output and run only the missing cases");
+  run->add_option("--case-timeout", run_args.case_timeout_s,
+                  "Seconds a case may take before its worker is killed (default 900)")
+      ->check(number_in(0, false, 86400));
+
+  // Hidden: the worker `run` starts (docs/workers.md).
+  RunArgs worker_args;
+  CLI::App* worker = app.add_subcommand("worker", "");
+  worker->group("");
+  worker->add_option("config", worker_args.config_path)->required();
+  worker->add_option("--seed", worker_args.overrides.seed);
+  worker->add_option("--max-cases", worker_args.max_cases);
+  add_timing_flags(worker, worker_args.overrides);
+  worker->add_option("--save-tensors", worker_args.validation.save_tensors_dir);
+  worker->add_flag("--save-tensors-all", worker_args.validation.save_all);
+  worker->add_flag("--check-bounds", worker_args.validation.check_bounds);
+  bool skip_floor = false;
+  worker->add_flag("--skip-floor", skip_floor);
+
+  std::vector<std::string> merge_inputs;
+  std::string merge_config;
+  bool allow_missing = false;
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Merge the CSVs of a sharded run (--shard) into OUT, with one sidecar");
+  merge->add_option("output", output, "Merged CSV to write (and OUT.json)")->required();
+  merge->add_option("shards", merge_inputs, "Shard CSVs, each with its sidecar")->required();
+  merge->add_flag("--allow-missing", allow_missing, "Exit 0 even if some cases are in no shard");
+  merge->add_option("--config", merge_config,
+                    "The config the shards ran (default: the path their sidecars name)");
 
   CLI::App* compare = app.add_subcommand(
       "compare", "Gate CURRENT against BASELINE: verdict per case, markdown table, exit code");
@@ -91,13 +125,22 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   add_timing_flags(bounds, overrides);
 
-  CLI::App* list = app.add_subcommand("list", "Print the cases CONFIG expands to; touches no GPU");
+  ListPlan list_plan;
+  CLI::App* list = app.add_subcommand(
+      "list", "Print the cases CONFIG expands to (with --plan, each case's launch plan)");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
   std::uint64_t list_max_cases = kDefaultMaxCases;
   list->add_option("--max-cases", list_max_cases,
                    "Refuse a config expanding to more cases than this (default 100000)")
       ->check(CLI::PositiveNumber);
+  CLI::Option* plan_flag =
+      list->add_flag("--plan", list_plan.show, "Print each case's launch plan (docs/kernels.md)");
+  list->add_option("--device-profile", list_plan.device_profile,
+                   "Plan for this device instead of the real one: h200 or h100 (no GPU needed)")
+      ->needs(plan_flag);
+  std::string list_shard;
+  list->add_option("--shard", list_shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged");
 
   bool case_key = false;
   CLI::App* schema = app.add_subcommand(
@@ -109,8 +152,8 @@ int main(int argc, char** argv) {
     std::string names;
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands({})) {
-      names += (names.empty() ? "" : ", ") + sub->get_name();
       known = known || sub->get_name() == argv[1];
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
       std::fprintf(stderr, "kvbench: unknown subcommand '%s' (expected one of %s)\n", argv[1],
@@ -130,7 +173,9 @@ int main(int argc, char** argv) {
   try {
     if (compare->parsed()) return cmd_compare(current, gate_flags);
     if (schema->parsed()) return cmd_schema(case_key);
-    if (list->parsed()) return cmd_list(config_path, format, list_max_cases);
+    if (list->parsed()) return cmd_list(config_path, format, list_plan, list_shard, list_max_cases);
+    if (worker->parsed()) return cmd_worker(worker_args, skip_floor);
+    if (merge->parsed()) return cmd_merge(output, merge_inputs, allow_missing, merge_config);
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);
     if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, overrides);

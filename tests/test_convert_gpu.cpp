@@ -1,6 +1,6 @@
 // SPEC.md §3 proven exhaustively: every fp16 and bf16 bit pattern to every output type, every
 // one of the 2^32 fp32 bit patterns to each narrower type, and the scaled cast of the cache
-// write, converted on the device by kernels/convert.cuh and compared bit for bit with the
+// write, converted on the device by kernels/common/convert.cuh and compared bit for bit with the
 // reference's conversion. Zero differences allowed, NaNs included (docs/validation.md).
 // Skips visibly without a CUDA device.
 #include <cuda_runtime_api.h>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/cache_write.hpp"
+#include "kernels/cache_write/cache_write.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "reference/reference.hpp"
 #include "tests/gpu/convert_device.hpp"

@@ -11,7 +11,7 @@
 #include "core/inputs.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
-#include "kernels/fast_div.hpp"
+#include "kernels/common/fast_div.hpp"
 
 namespace kvbench {
 namespace {
@@ -164,7 +164,7 @@ TEST(Slots, CheckRejectsBadInputNamingTheToken) {
 }  // namespace
 }  // namespace kvbench
 
-// kernels/fast_div.hpp: the optimized kernels' index division, against the `/` operator around
+// kernels/common/fast_div.hpp: the optimized kernels' index division, against the `/` operator around
 // every multiple of a range of divisors (where a wrong multiplier would first show) and at the
 // top of its domain.
 TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
@@ -190,7 +190,7 @@ TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
   EXPECT_EQ(wrong, 0);
 }
 
-// kernels/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a kernel
+// kernels/common/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a kernel
 // may form is (T+1023)·s0 + (H-1)·s1 + D-1; it must stay at or below INT32_MAX.
 TEST(OffsetsFitInt32, AcceptsUpToInt32MaxAndRejectsPastIt) {
   using kvbench::kernels::offsets_fit_int32;

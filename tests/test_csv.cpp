@@ -51,7 +51,7 @@ Row passed_row() {
   r.status = Status::passed;
   r.written_tokens = 128;
   r.bytes = 1024;
-  r.mode = "graph";
+  r.mode = TimingMode::graph;
   r.timed = true;
   r.stats.samples = 3;
   r.stats.median_us = 1.5;
@@ -120,7 +120,7 @@ TEST(Csv, UnknownPeaksAndClockLeaveTheirColumnsEmpty) {
 }
 
 TEST(Csv, KeepsTheColumnsOtherToolsRead) {
-  // kvbench compare (the regression gate) and the README rely on these names.
+  // kvbench compare (the regression gate) and docs/results.md rely on these names.
   for (const char* name : {"schema_version",
                            "kernel",
                            "variant",
@@ -162,7 +162,7 @@ TEST(Csv, KeepsTheColumnsOtherToolsRead) {
 TEST(Csv, FailedRowIsFullWidthAndQuotesItsReason) {
   Row r = passed_row();
   r.timed = false;
-  r.mode.clear();
+  r.mode.reset();
   r.status = Status::incorrect;
   r.mismatches = 3;
   r.reason = "3 of 10 elements differ; first: [1] expected 0x3f80 got \"0x0000\",\nmore";

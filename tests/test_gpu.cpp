@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "kernels/common/device_props.hpp"
+#include "offsets64_cases.hpp"
 #include "runtime/bound_kernels.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/calibrate.hpp"
@@ -180,19 +182,53 @@ std::string memory_shortfall(double device_gb, double host_gb) {
 }
 
 TEST_F(Gpu, Offsets64BitConcatPast2To31Elements) {
-  Case c = concat(90000, 128, StrideMode::contiguous);  // k: 90000 * 128 * 192 = 2.21e9 elements
+  Case c = offsets64_concat_case();  // k: 90000 * 128 * 192 = 2.21e9 elements
   ASSERT_GT(c.num_tokens * c.num_heads * (c.head_dim + c.rope_dim), std::int64_t{1} << 31);
   if (const std::string why = memory_shortfall(8.5, 14); !why.empty()) GTEST_SKIP() << why;
   expect_passes(c);
 }
 
 TEST_F(Gpu, Offsets64BitCacheWritePast2To31Elements) {
-  Case c = cache(1 << 19, 32, 128, 16);  // each cache ~1.125 * 2^31 elements
-  c.slots = SlotPattern::padded;
+  Case c = offsets64_cache_case();  // each cache ~1.03 * 2^31 elements
   const CacheGeometry g = cache_geometry(c);
   ASSERT_GT(g.value_cache_offset, std::int64_t{1} << 31);
   if (const std::string why = memory_shortfall(19, 30); !why.empty()) GTEST_SKIP() << why;
   expect_passes(c);
+}
+
+// The committed h200 profile (what `kvbench list --plan --device-profile h200` and the plan
+// coverage test use) against the real H200: SM count, L2 size, and the occupancy of every
+// kernel instantiation the plans ask about, at every block size they can use.
+TEST_F(Gpu, H200ProfileMatchesTheDevice) {
+  const kernels::DeviceProps& real = kernels::current_device_props();
+  if (real.name.find("H200") == std::string::npos)
+    GTEST_SKIP() << "not an H200: " << real.name;
+  const kernels::DeviceProps h200 = kernels::device_profile("h200");
+  EXPECT_EQ(real.sm_count, h200.sm_count);
+  EXPECT_EQ(real.l2_bytes, h200.l2_bytes);
+  using K = kernels::KernelRef::Kernel;
+  int checked = 0;
+  for (const DType in : {DType::f32, DType::f16, DType::bf16})
+    for (const DType out : all_values<DType>()) {
+      const auto in_b = static_cast<int>(size_of(in)), out_b = static_cast<int>(size_of(out));
+      const int wide = 16 / std::min(in_b, out_b), narrow = 16 / in_b;
+      for (const int v : {wide, narrow, 1}) {
+        std::vector<kernels::KernelRef> refs{{K::concat_2d, in, out, v, 1, false},
+                                             {K::concat_walk, in, out, v, v * in_b == 16 ? 4 : 1, false},
+                                             {K::concat_flat, in, out, v, 1, false},
+                                             {K::cache_write_optimized, in, out, v, 1, false},
+                                             {K::cache_write_optimized, in, out, v, 1, true}};
+        for (const kernels::KernelRef& k : refs)
+          for (int threads = 32; threads <= 512; threads += 32) {
+            if (k.kernel == K::cache_write_optimized && threads > 256) continue;
+            if (k.kernel == K::concat_flat && threads > 256) continue;
+            EXPECT_EQ(real.resident_blocks(k, threads), h200.resident_blocks(k, threads))
+                << k.name() << " at " << threads << " threads";
+            ++checked;
+          }
+      }
+    }
+  EXPECT_GT(checked, 1000);
 }
 
 TEST_F(Gpu, UnsupportedDtypePairIsReportedNotRun) {

@@ -64,7 +64,7 @@ Calibration sample_calibration() {
   c.measured_at = "2025-01-01T00:00:00Z";
   c.kvbench_version = "0.1.0";
   c.git_sha = "abc";
-  c.mode = "graph";
+  c.mode = TimingMode::graph;
   c.buffer_bytes = 268435456;
   c.memcpy_gbps = 4100.5;
   c.copy_kernel_gbps = 4200.25;

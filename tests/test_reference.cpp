@@ -193,7 +193,7 @@ TEST(ReferenceConvert, ScaleIsCorrectlyRoundedDivision) {
 }
 
 // docs/validation.md, "NaN policy": a rounding conversion writes the device's canonical NaN;
-// copies and widenings keep the bits. tests/test_convert_gpu.cu proves it against the H200.
+// copies and widenings keep the bits. tests/test_convert_gpu.cpp proves it on the GPU.
 TEST(ReferenceConvert, NanPolicyMatchesTheDevice) {
   for (std::uint32_t bits : {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFBFFFFFu, 0x7FC12345u}) {
     const float nan = f32_from_bits(bits);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run,
-scripts/ab_table.py, scripts/gpu_sass.sh (with a fake cuobjdump), and the torch-free parts of
-scripts/triton_baseline.py.
+scripts/remote/ab_table.py, scripts/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free
+parts of scripts/triton_baseline.py, and scripts/kvbench_schema.py against the binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -23,6 +23,9 @@ import triton_baseline as tb  # noqa: E402  (must not need torch at import)
 DATA = os.path.join(ROOT, "tests", "data")
 OUT = sys.argv.pop(1) if len(sys.argv) > 1 else "plot_test_out"
 KVBENCH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "kvbench")
+# The scripts read the case key from this binary (scripts/kvbench_schema.py), in-process and in
+# the subprocesses below alike.
+os.environ["KVBENCH"] = os.path.abspath(KVBENCH)
 
 
 def is_png(path):
@@ -74,6 +77,24 @@ class Plot(unittest.TestCase):
                               os.path.join(DATA, "gate", "bad_type.csv"), out_dir=OUT)
         self.assertEqual(plot.main(["bandwidth", os.path.join(DATA, "gate", "empty.csv"),
                                     "--out-dir", OUT]), 1)
+
+
+class CaseKey(unittest.TestCase):
+    """scripts/kvbench_schema.py: the case key the scripts use is the binary's."""
+
+    def test_case_key_is_the_case_list_header(self):
+        import kvbench_schema
+        done = subprocess.run([KVBENCH, "list", os.path.join(ROOT, "configs", "smoke.yaml"),
+                               "--format", "csv"], capture_output=True, text=True, check=True)
+        header = done.stdout.splitlines()[0].split(",")
+        self.assertEqual(header[0], "case")
+        self.assertEqual(kvbench_schema.case_key_columns(KVBENCH), header[1:])
+        self.assertEqual(plot.case_columns(), header[1:])
+
+    def test_missing_binary_is_named(self):
+        import kvbench_schema
+        with self.assertRaisesRegex(kvbench_schema.SchemaError, "/nonexistent/kvbench: no kvbench"):
+            kvbench_schema.case_key_columns("/nonexistent/kvbench")
 
 
 class TritonBaselineCpu(unittest.TestCase):
@@ -350,7 +371,7 @@ class PerfReportPair(unittest.TestCase):
 
 
 class ABTable(unittest.TestCase):
-    """scripts/ab_table.py (scripts/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
+    """scripts/remote/ab_table.py (scripts/remote/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
 
     def setUp(self):
         self.dir = os.path.join(OUT, "ab")
@@ -369,7 +390,7 @@ class ABTable(unittest.TestCase):
         return rows
 
     def table(self, *names):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "ab_table.py"), self.dir,
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "remote", "ab_table.py"), self.dir,
                                *names], capture_output=True, text=True)
 
     def test_ratios_are_the_medians_ratios(self):
@@ -390,7 +411,7 @@ class ABTable(unittest.TestCase):
         self.assertTrue(any(line.startswith(f"| **all** |  | {len(base)} | ") for line in lines))
 
     def test_gpu_ab_runs_builds_interleaved_and_packs(self):
-        """scripts/gpu_ab.sh with two fake builds that write a gate CSV where kvbench run would."""
+        """scripts/remote/gpu_ab.sh with two fake builds that write a gate CSV where kvbench run would."""
         fake = {}
         for name, source in (("A", "baseline.csv"), ("B", "slower.csv")):
             self.write(f"{name}.src.csv", source)
@@ -399,10 +420,10 @@ class ABTable(unittest.TestCase):
                 f.write(f'#!/bin/sh\ncp "{self.dir}/{name}.src.csv" "$4"\necho "{name} done"\n')
             os.chmod(fake[name], 0o755)
         out = os.path.join(self.dir, "out")
-        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_ab.sh"),
+        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "gpu_ab.sh"),
                                os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
                                f"B={fake['B']}"], capture_output=True, text=True,
-                              env=dict(os.environ, OUT=out, ROUNDS="2"))
+                              env=dict(os.environ, OUT_DIR=out, ROUNDS="2"))
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         runs = [line.split(":")[0] for line in done.stdout.splitlines() if " round " in line]
         self.assertEqual(runs, ["A round 1", "B round 1", "B round 2", "A round 2"])
@@ -413,7 +434,7 @@ class ABTable(unittest.TestCase):
             self.assertEqual(sorted(tar.getnames()),
                              ["ab"] + [f"ab/{n}.{r}.{x}" for n in "AB" for r in (1, 2)
                                        for x in ("csv", "log")] + ["ab/table.md"])
-        bad = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_ab.sh"),
+        bad = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "gpu_ab.sh"),
                               os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
                               f"A={fake['B']}"], capture_output=True, text=True)
         self.assertEqual(bad.returncode, 2)
@@ -439,7 +460,7 @@ class ABTable(unittest.TestCase):
 
 
 class GpuSass(unittest.TestCase):
-    """scripts/gpu_sass.sh with a fake cuobjdump that prints two small functions."""
+    """scripts/remote/gpu_sass.sh with a fake cuobjdump that prints two small functions."""
     SASS = """
 \t\tFunction : _Z4copyILb1EEvPf
         /*0000*/                   LDC R1, c[0x0][0x28] ;        /* 0x00000a00ff017b82 */
@@ -465,9 +486,9 @@ class GpuSass(unittest.TestCase):
         open(self.obj, "w").close()
 
     def sass(self, *args):
-        env = dict(os.environ, OUT=os.path.join(self.dir, "out"),
+        env = dict(os.environ, OUT_DIR=os.path.join(self.dir, "out"),
                    PATH=os.path.join(self.dir, "bin") + os.pathsep + os.environ["PATH"])
-        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_sass.sh"), *args],
+        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "gpu_sass.sh"), *args],
                               capture_output=True, text=True, env=env)
 
     def test_skeleton_of_the_matching_function_only(self):

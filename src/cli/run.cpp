@@ -1,28 +1,43 @@
 // `kvbench run`: every case of a config validated, the passing ones timed, one CSV row each,
 // the sidecar JSON written before the first case and again at the end; with --baseline, the gate.
+// The cases run in worker processes (cli/supervisor.hpp); only this process writes the CSV and
+// the sidecar, so a case that kills its worker costs one `failed` row, not the sweep.
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <set>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/report.hpp"
+#include "cli/supervisor.hpp"
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
 #include "core/progress.hpp"
+#include "core/shard.hpp"
+#include "core/sidecar.hpp"
 #include "core/sweep.hpp"
 #include "kvbench_version.hpp"
-#include "runtime/calibrate.hpp"
-#include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
-#include "runtime/timer.hpp"
 
 namespace kvbench::cli {
 namespace {
 
 std::string default_output(const std::string& config) {
-  return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string() + ".csv";
+  return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string() +
+         ".csv";
 }
 
 // The cases to run: those of --case (checked against the config), else all of them.
@@ -39,20 +54,237 @@ std::vector<std::size_t> selected_cases(const Config& config, const std::string&
   return all;
 }
 
-// One line per finished case on stdout.
-void print_row(std::size_t k, std::size_t n, const Row& row) {
-  if (row.timed)
-    std::printf("[%zu/%zu] %-9s %10.3f us %8.1f GB/s %5.1f%% %s %s\n", k + 1, n, "passed",
-                row.stats.median_us, row.gbps, row.pct_of_measured_peak,
-                row.converged ? "  " : "~ ", describe(row.c).c_str());
+// The fields of one CSV line (RFC 4180, as csv_quoted writes them).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        fields.back() += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += ch;
+    }
+  }
+  return fields;
+}
+
+std::size_t column(const char* name) {
+  const auto& cols = csv_columns();
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    if (cols[i] == name) return i;
+  throw std::logic_error(std::string("no CSV column ") + name);
+}
+
+// One line per finished case on stdout, from the row as the CSV holds it.
+void print_row(std::size_t k, std::size_t n, const Case& c, const std::vector<std::string>& f) {
+  static const std::size_t status = column("status"), reason = column("reason"),
+                           median = column("median_us"), gbps = column("gbps"),
+                           pct = column("pct_of_measured_peak"), converged = column("converged");
+  auto at = [&](std::size_t i) { return i < f.size() ? f[i] : std::string(); };
+  if (!at(median).empty())
+    std::printf("[%zu/%zu] %-9s %10.3f us %8.1f GB/s %5.1f%% %s %s\n", k, n, at(status).c_str(),
+                std::atof(at(median).c_str()), std::atof(at(gbps).c_str()),
+                std::atof(at(pct).c_str()), at(converged) == "true" ? "  " : "~ ",
+                describe(c).c_str());
   else
-    std::printf("[%zu/%zu] %-9s %s: %s\n", k + 1, n, std::string(to_string(row.status)).c_str(),
-                describe(row.c).c_str(), row.reason.c_str());
+    std::printf("[%zu/%zu] %-9s %s: %s\n", k, n, at(status).c_str(), describe(c).c_str(),
+                at(reason).c_str());
   std::fflush(stdout);
 }
 
-bool is_failure(Status s) {
-  return s == Status::incorrect || s == Status::failed || s == Status::rejected;
+bool is_failure(const std::string& status) {
+  return status == "incorrect" || status == "failed" || status == "rejected";
+}
+
+// The CSV, appended one whole line per write(2): an interrupted run never leaves half a row.
+class RowFile {
+ public:
+  RowFile(const std::string& path, bool append) : path_(path) {
+    fd_ =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+    if (fd_ < 0) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+    if (!append) write(csv_header());
+  }
+  ~RowFile() { ::close(fd_); }
+  void write(const std::string& line) {
+    const std::string text = line + "\n";
+    if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// A row for a case whose worker gave none (it died, hung or faulted).
+std::string failed_line(const Case& c, const std::string& reason, const DeviceIdentity& device) {
+  Row row;
+  row.c = c;
+  row.status = Status::failed;
+  row.reason = reason;
+  row.device = device.name;
+  row.device_uuid = device.uuid;
+  row.git_sha = kGitSha;
+  row.git_dirty = kGitDirty;
+  return csv_line(row);
+}
+
+// --devices: CUDA_VISIBLE_DEVICES of each worker. Ordinals count the GPUs this process sees:
+// through its own CUDA_VISIBLE_DEVICES when that is set (as Slurm sets it).
+std::vector<std::string> worker_devices(const std::string& spec) {
+  if (spec.empty()) return {""};
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  std::vector<std::string> visible;
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream in(env);
+    for (std::string item; std::getline(in, item, ',');) visible.push_back(item);
+  }
+  std::vector<std::size_t> ordinals;
+  if (spec == "all") {
+    if (count == 0) throw NoDeviceError("no CUDA device: --devices all found none");
+    for (int i = 0; i < count; ++i) ordinals.push_back(static_cast<std::size_t>(i));
+  } else {
+    std::stringstream in(spec);
+    for (std::string item; std::getline(in, item, ',');) {
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+          item.size() > 4)
+        throw std::invalid_argument("--devices: expected all or device numbers like 0,2,5, got '" +
+                                    spec + "'");
+      const std::size_t d = std::stoul(item);
+      // A stand-in worker (KVBENCH_WORKER, for tests) needs no device here.
+      const char* stand_in = std::getenv("KVBENCH_WORKER");
+      if (d >= static_cast<std::size_t>(count) && !(stand_in && *stand_in))
+        throw NoDeviceError("--devices " + spec + ": no device " + item + " (" +
+                            std::to_string(count) + " visible)");
+      ordinals.push_back(d);
+    }
+  }
+  std::vector<std::string> out;
+  for (std::size_t d : ordinals) out.push_back(d < visible.size() ? visible[d] : std::to_string(d));
+  return out;
+}
+
+// The command line of `kvbench worker` for these run arguments.
+std::vector<std::string> worker_args(const RunArgs& a) {
+  std::vector<std::string> v = {"worker", a.config_path};
+  const Overrides& o = a.overrides;
+  auto add = [&](const char* flag, const std::string& value) {
+    v.push_back(flag);
+    v.push_back(value);
+  };
+  auto num = [](double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return std::string(buf);
+  };
+  if (o.seed) add("--seed", std::to_string(*o.seed));
+  if (a.max_cases != kDefaultMaxCases) add("--max-cases", std::to_string(a.max_cases));
+  if (o.mode) add("--mode", *o.mode);
+  if (o.l2_flush) add("--l2-flush", *o.l2_flush);
+  if (o.warmup) add("--warmup", std::to_string(*o.warmup));
+  if (o.min_samples) add("--min-samples", std::to_string(*o.min_samples));
+  if (o.launches_per_sample) add("--launches-per-sample", std::to_string(*o.launches_per_sample));
+  if (o.min_time_s) add("--min-time", num(*o.min_time_s));
+  if (o.target_noise) add("--target-noise", num(*o.target_noise));
+  if (o.timeout_s) add("--timeout", num(*o.timeout_s));
+  if (!a.validation.save_tensors_dir.empty()) add("--save-tensors", a.validation.save_tensors_dir);
+  if (a.validation.save_all) v.push_back("--save-tensors-all");
+  if (a.validation.check_bounds) v.push_back("--check-bounds");
+  return v;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("--resume: " + path + ": cannot read");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// --resume: the case keys of the rows already in `csv` (which must be this build's schema);
+// a trailing line without its newline (a writer killed mid-line) is cut off first.
+std::set<std::vector<std::string>> finished_keys(const std::string& csv, std::size_t& failed) {
+  std::string text = read_text(csv);
+  const auto first_nl = text.find('\n');
+  if (first_nl == std::string::npos || text.substr(0, first_nl) != csv_header())
+    throw std::invalid_argument("--resume: " + csv +
+                                ": header differs from this build's (`kvbench schema`)");
+  if (text.back() != '\n') {
+    text.erase(text.rfind('\n') + 1);
+    std::filesystem::resize_file(csv, text.size());
+  }
+  const std::size_t n_case = case_columns().size(), status = column("status");
+  std::set<std::vector<std::string>> keys;
+  std::stringstream in(text.substr(first_nl + 1));
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> f = split_csv(line);
+    if (f.size() != csv_columns().size())
+      throw std::invalid_argument("--resume: " + csv + ": a row of " + std::to_string(f.size()) +
+                                  " fields, expected " + std::to_string(csv_columns().size()));
+    keys.insert(std::vector<std::string>(f.begin() + 1, f.begin() + 1 + static_cast<long>(n_case)));
+    failed += is_failure(f[status]);
+  }
+  return keys;
+}
+
+std::vector<std::string> case_key(const Case& c) {
+  std::vector<std::string> k = case_fields(c);
+  k[2] = c.sweep;  // unquoted, as split_csv reads it
+  return k;
+}
+
+RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings,
+                         const std::string& shard) {
+  RunMetadata meta;
+  meta.kvbench_version = kVersion;
+  meta.git_sha = kGitSha;
+  meta.git_dirty = kGitDirty;
+  meta.host = host_name();
+  meta.started_at = utc_now();
+  meta.config_path = args.config_path;
+  meta.config_fnv1a64 = fnv1a64_hex(read_file(args.config_path));
+  meta.csv_path = args.output;
+  meta.settings = settings;
+  meta.selected_cases = args.cases;
+  meta.shard = shard;
+  return meta;
+}
+
+// --resume: checks that `meta` (this run's) agrees with the sidecar of `csv`, drops from
+// `indices` the cases whose rows `csv` holds, and carries over the sidecar's devices, start and
+// counts. Throws std::invalid_argument naming what differs.
+void resume(const Config& config, const std::string& csv, std::vector<std::size_t>& indices,
+            RunMetadata& meta) {
+  const std::string sidecar = csv + ".json";
+  const std::string before = read_text(sidecar);
+  if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar);
+      !why.empty())
+    throw std::invalid_argument("--resume: " + why);
+  std::size_t failed = 0;
+  const auto done = finished_keys(csv, failed);
+  std::vector<std::size_t> rest;
+  for (std::size_t i : indices)
+    if (!done.count(case_key(config.cases[i]))) rest.push_back(i);
+  meta.cases = indices.size();
+  meta.cases_done = indices.size() - rest.size();
+  meta.cases_failed = failed;
+  meta.devices = sidecar_devices(before);
+  if (const std::string s = sidecar_started_at(before); !s.empty()) meta.started_at = s;
+  indices = rest;
 }
 
 }  // namespace
@@ -77,84 +309,116 @@ int cmd_run(RunArgs args) {
     baseline = read_results(args.gate.baseline);
     check_baseline(*baseline, opt);
   }
-  const std::vector<std::size_t> indices =
-      selected_cases(config, args.config_path, args.cases);
+  std::vector<std::size_t> indices = selected_cases(config, args.config_path, args.cases);
+  Shard shard;
+  if (!args.shard.empty()) {
+    shard = parse_shard(args.shard, [](const char* name) { return std::getenv(name); });
+    indices = shard_cases(indices, shard);
+  }
   const RunSettings& settings = config.settings;
+  const std::string sidecar = args.output + ".json";
+  RunMetadata meta = new_metadata(args, settings, args.shard.empty() ? "" : shard.text());
 
-  const DeviceInfo device = open_device();
-  const DeviceDetails details = device_details();
+  // --resume: the rows already written stay; their cases are not run again.
+  const bool append = args.resume && std::filesystem::exists(args.output);
+  const std::size_t total = indices.size();
+  if (append) resume(config, args.output, indices, meta);
+  const std::size_t resumed = total - indices.size();
+  std::size_t failed = meta.cases_failed;
+
+  meta.cases = total;
+  meta.cases_done = resumed;
+
+  SupervisorOptions options;
+  options.worker_args = worker_args(args);
+  options.devices = worker_devices(args.devices);
+  options.case_timeout_s = args.case_timeout_s;
+
   const std::filesystem::path out_path(args.output);
   if (out_path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(out_path.parent_path(), ec);
   }
-  CsvWriter csv(args.output);
-  const std::string sidecar = args.output + ".json";
-  std::fprintf(stderr, "kvbench %s: %zu cases on %s, mode %s, writing %s and %s\n", kVersion,
-               indices.size(), device.name.c_str(), std::string(to_string(settings.mode)).c_str(),
-               args.output.c_str(), sidecar.c_str());
-
-  RunMetadata meta;
-  meta.kvbench_version = kVersion;
-  meta.git_sha = kGitSha;
-  meta.git_dirty = kGitDirty;
-  meta.host = host_name();
-  meta.started_at = utc_now();
-  meta.config_path = args.config_path;
-  meta.config_fnv1a64 = fnv1a64_hex(read_file(args.config_path));
-  meta.csv_path = args.output;
-  meta.settings = settings;
-  meta.device = details;
-  meta.cases = indices.size();
-  if (!args.cases.empty()) meta.selected_cases = args.cases;
-
-  // The floor before the calibration: measured after one in the same process, the graph-mode
-  // floor reads higher (docs/measurement.md, "Launch floor").
-  for (const LaunchFloor& f : measure_launch_floor(settings)) {
-    meta.launch_floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz});
-    std::printf("launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
-                "SM clock %.0f MHz)\n",
-                std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
-                f.m.stats.p90_us, f.m.stats.samples, f.m.sm_clock_mhz);
-  }
-  const CalibrationResult cal = load_or_calibrate(details, false);
-  meta.calibration = cal.calibration;
-  print_calibration(cal);
-  std::fflush(stdout);
+  RowFile csv(args.output, append);
   write_file_atomic(sidecar, metadata_to_json(meta));
+  if (resumed)
+    std::fprintf(stderr, "kvbench: --resume: %zu cases already in %s, %zu to run\n", resumed,
+                 args.output.c_str(), indices.size());
 
-  std::size_t failed = 0;
-  ValidationOptions validation = args.validation;
+  std::vector<DeviceIdentity> worker_device(options.devices.size());
   Progress progress(indices.size());
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    progress.show(k);
-    const Case& c = config.cases[indices[k]];
-    char tag[32];
-    std::snprintf(tag, sizeof tag, "case%04zu", indices[k]);  // the case's index in `kvbench list`
-    validation.case_tag = tag;
-    Row row = run_case(c, settings, device, validation);
-    add_derived(row, cal.calibration.measured_peak_gbps, cal.calibration.theoretical_peak_gbps,
-                details.max_sm_clock_mhz);
-    csv.write(row);
-    failed += is_failure(row.status);
-    progress.clear();
-    print_row(k, indices.size(), row);
-    if (row.clock_low)
-      std::fprintf(stderr, "kvbench: warning: case %zu ran at %.0f MHz, below %.0f%% of the %.0f MHz "
-                   "maximum (throttled?)\n", indices[k], row.sm_clock_mhz, 100 * kClockLowFraction,
-                   details.max_sm_clock_mhz);
-    if (row.status == Status::failed) ensure_device_usable();
-    meta.cases_done = k + 1;
+  std::size_t finished = 0;
+  auto last_sidecar = std::chrono::steady_clock::now();
+  SupervisorEvents events;
+  events.ready = [&](std::size_t worker, const std::string& device_json) {
+    worker_device[worker] = device_identity(device_json);
+    bool known = false;
+    for (const std::string& d : meta.devices)
+      known = known || device_identity(d).uuid == worker_device[worker].uuid;
+    if (!known) {
+      meta.devices.push_back(device_json);
+      write_file_atomic(sidecar, metadata_to_json(meta));
+      std::fprintf(
+          stderr, "kvbench %s: %zu cases on %s (%s), mode %s, writing %s and %s\n", kVersion,
+          indices.size(), worker_device[worker].name.c_str(), worker_device[worker].uuid.c_str(),
+          std::string(to_string(settings.mode)).c_str(), args.output.c_str(), sidecar.c_str());
+    }
+  };
+  events.done = [&](const CaseOutcome& o) {
+    const Case& c = config.cases[o.index];
+    const std::string line =
+        o.csv_line.empty() ? failed_line(c, o.failure, worker_device[o.worker]) : o.csv_line;
+    csv.write(line);
+    const std::vector<std::string> fields = split_csv(line);
+    static const std::size_t status = column("status");
+    const bool bad = status < fields.size() && is_failure(fields[status]);
+    failed += bad;
+    ++finished;
+    meta.cases_done = resumed + finished;
     meta.cases_failed = failed;
+    progress.clear();
+    print_row(resumed + finished, meta.cases, c, fields);
+    progress.show(finished);
+    // The sidecar's counts, kept current for readers of a run in progress (at most every 2 s).
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_sidecar > std::chrono::seconds(2)) {
+      write_file_atomic(sidecar, metadata_to_json(meta));
+      last_sidecar = now;
+    }
+  };
+
+  events.note = [&](std::size_t, const std::string& note) {
+    if (note == "blocking_kernel_timed_out") meta.blocking_kernel_timed_out = true;
+  };
+
+  install_interrupt_handlers();
+  int signal = 0;
+  try {
+    signal = supervise(indices, options, events);
+  } catch (const WorkerFatal& e) {
+    progress.clear();
+    write_file_atomic(sidecar, metadata_to_json(meta));
+    std::fprintf(stderr, "kvbench: %s\n", e.what());
+    return e.code();
   }
   progress.clear();
   meta.finished_at = utc_now();
-  meta.blocking_kernel_timed_out = blocking_kernel_timed_out();
+  meta.interrupted = signal != 0;
   write_file_atomic(sidecar, metadata_to_json(meta));
-  std::printf("%zu cases, %zu passed or not supported, %zu failed; results in %s (~: noise target "
-              "not met before the timeout)\n",
-              indices.size(), indices.size() - failed, failed, args.output.c_str());
-  if (baseline) return gate(*baseline, args.output, args.gate);  // the gate's verdict replaces the run's
+  if (signal) {
+    std::fprintf(stderr,
+                 "kvbench: interrupted by %s after %zu of %zu cases; rows in %s, "
+                 "the rest runs with the same command and --resume\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM", meta.cases_done, meta.cases,
+                 args.output.c_str());
+    return 128 + signal;
+  }
+  std::printf(
+      "%zu cases, %zu passed or not supported, %zu failed; results in %s (~: noise target "
+      "not met before the timeout)\n",
+      meta.cases, meta.cases - failed, failed, args.output.c_str());
+  if (baseline)
+    return gate(*baseline, args.output, args.gate);  // the gate's verdict replaces the run's
   return failed ? kFailed : kOk;
 }
 

@@ -1,6 +1,6 @@
 // `kvbench bounds`: the bytes of each small case of a result CSV, split into what the kernel
 // reads and what it writes (SPEC.md §4), so that the fastest plain write and the fastest plain
-// move of the same bytes can be timed beside it. docs/targets.md says what those floors show.
+// move of the same bytes can be timed beside it. What they show: docs/performance.md, "Floors".
 #pragma once
 
 #include <cstdint>

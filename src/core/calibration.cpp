@@ -18,7 +18,7 @@ std::string calibration_to_json(const Calibration& c) {
       {"measured_at", c.measured_at},
       {"kvbench_version", c.kvbench_version},
       {"git_sha", c.git_sha},
-      {"mode", c.mode},
+      {"mode", std::string(to_string(c.mode))},
       {"buffer_bytes", c.buffer_bytes},
       {"memcpy_gbps", c.memcpy_gbps},
       {"memcpy_median_us", c.memcpy_median_us},
@@ -45,7 +45,7 @@ Calibration calibration_from_json(const std::string& text, const std::string& so
     c.measured_at = j.at("measured_at").get<std::string>();
     c.kvbench_version = j.at("kvbench_version").get<std::string>();
     c.git_sha = j.at("git_sha").get<std::string>();
-    c.mode = j.at("mode").get<std::string>();
+    c.mode = from_string<TimingMode>(j.at("mode").get<std::string>());
     c.buffer_bytes = j.at("buffer_bytes").get<double>();
     c.memcpy_gbps = j.at("memcpy_gbps").get<double>();
     c.memcpy_median_us = j.at("memcpy_median_us").get<double>();

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "core/types.hpp"
+
 namespace kvbench {
 
 inline constexpr int kCalibrationVersion = 1;  // bump when the measurement changes
@@ -14,7 +16,7 @@ struct Calibration {
   std::string device, device_uuid;
   std::string measured_at;  // ISO 8601 UTC
   std::string kvbench_version, git_sha;
-  std::string mode;             // timing mode of the copies
+  TimingMode mode = TimingMode::graph;  // timing mode of the copies
   double buffer_bytes = 0;      // bytes per copy (source; the destination is as large)
   double memcpy_gbps = 0;       // cudaMemcpyAsync D2D, read + write bytes / median
   double copy_kernel_gbps = 0;  // 16-byte-vector copy kernel, same counting

@@ -108,7 +108,8 @@ std::string csv_line(const Row& r) {
   for (auto& v : case_fields(r.c)) f.push_back(std::move(v));
   for (auto v : {std::string(to_string(r.status)), csv_quoted(r.reason),
                  std::to_string(r.mismatches),
-                 std::to_string(r.written_tokens), std::to_string(r.bytes), r.mode})
+                 std::to_string(r.written_tokens), std::to_string(r.bytes),
+                 r.mode ? std::string(to_string(*r.mode)) : std::string()})
     f.push_back(std::move(v));
   if (r.timed) {
     const Stats& s = r.stats;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct Row {
   std::int64_t mismatches = 0;  // differing output elements (incorrect rows)
   std::int64_t written_tokens = 0;
   std::int64_t bytes = 0;  // logical bytes of SPEC.md §4
-  std::string mode;        // timing mode; empty when not timed
+  std::optional<TimingMode> mode;  // unset when not timed
   bool timed = false;
   Stats stats;
   int launches_per_sample = 0;         // launches per timed window

@@ -15,7 +15,7 @@
 
 namespace kvbench {
 
-// Exit codes of `kvbench compare` (README.md, "Regression gate"). When a run has both a
+// Exit codes of `kvbench compare` (docs/gate.md, "Exit codes"). When a run has both a
 // regression and a validation failure or missing case, 2 wins: a wrong or absent result is worse
 // than a slow one.
 enum GateExit : int {

@@ -13,19 +13,47 @@ nlohmann::ordered_json stats_json(const Stats& s) {
           {"p90_us", s.p90_us},   {"rel_stdev", s.rel_stdev}};
 }
 
-}  // namespace
-
-std::string metadata_to_json(const RunMetadata& m) {
-  using J = nlohmann::ordered_json;
-  const RunSettings& s = m.settings;
-  const DeviceDetails& d = m.device;
-  J floor = J::object();
-  for (const auto& f : m.launch_floor) {
-    J e = stats_json(f.stats);
+nlohmann::ordered_json floor_json(const std::vector<FloorEntry>& entries) {
+  nlohmann::ordered_json floor = nlohmann::ordered_json::object();
+  for (const auto& f : entries) {
+    nlohmann::ordered_json e = stats_json(f.stats);
     e["launches_per_sample"] = f.launches_per_sample;
     e["sm_clock_mhz"] = f.sm_clock_mhz;
     floor[std::string(to_string(f.mode))] = e;
   }
+  return floor;
+}
+
+nlohmann::ordered_json details_json(const DeviceDetails& d) {
+  return {{"name", d.name},
+          {"uuid", d.uuid},
+          {"compute_capability", d.compute_capability},
+          {"sm_count", d.sm_count},
+          {"l2_bytes", d.l2_bytes},
+          {"global_memory_bytes", d.global_memory_bytes},
+          {"max_sm_clock_mhz", d.max_sm_clock_mhz},
+          {"memory_clock_mhz", d.memory_clock_mhz},
+          {"bus_width_bits", d.bus_width_bits},
+          {"driver_version", d.driver_version},
+          {"cuda_driver_version", d.cuda_driver_version},
+          {"cuda_runtime_version", d.cuda_runtime_version}};
+}
+
+}  // namespace
+
+std::string device_entry_json(const DeviceDetails& d, const Calibration& c,
+                              const std::vector<FloorEntry>& floor) {
+  using J = nlohmann::ordered_json;
+  const J j = {{"device", details_json(d)},
+               {"calibration", J::parse(calibration_to_json(c))},
+               {"launch_floor_us", floor_json(floor)}};
+  return j.dump();
+}
+
+std::string metadata_to_json(const RunMetadata& m) {
+  using J = nlohmann::ordered_json;
+  const RunSettings& s = m.settings;
+  const J floor = floor_json(m.launch_floor);
   J j = {
       {"kvbench_version", m.kvbench_version},
       {"git_sha", m.git_sha},
@@ -45,19 +73,7 @@ std::string metadata_to_json(const RunMetadata& m) {
         {"timeout_s", s.timeout_s},
         {"launches_per_sample", s.launches_per_sample},
         {"l2_flush", std::string(to_string(s.l2_flush))}}},
-      {"device",
-       {{"name", d.name},
-        {"uuid", d.uuid},
-        {"compute_capability", d.compute_capability},
-        {"sm_count", d.sm_count},
-        {"l2_bytes", d.l2_bytes},
-        {"global_memory_bytes", d.global_memory_bytes},
-        {"max_sm_clock_mhz", d.max_sm_clock_mhz},
-        {"memory_clock_mhz", d.memory_clock_mhz},
-        {"bus_width_bits", d.bus_width_bits},
-        {"driver_version", d.driver_version},
-        {"cuda_driver_version", d.cuda_driver_version},
-        {"cuda_runtime_version", d.cuda_runtime_version}}},
+      {"device", details_json(m.device)},
       {"calibration", J::parse(calibration_to_json(m.calibration))},
       // Also at the top level, where scripts/plot.py looks for its roofline lines.
       {"measured_peak_gbps", m.calibration.measured_peak_gbps},
@@ -68,7 +84,20 @@ std::string metadata_to_json(const RunMetadata& m) {
       {"cases_done", m.cases_done},
       {"cases_failed", m.cases_failed},
       {"blocking_kernel_timed_out", m.blocking_kernel_timed_out},
+      {"interrupted", m.interrupted},
+      {"shard", m.shard.empty() ? J(nullptr) : J(m.shard)},
   };
+  if (!m.devices.empty()) {
+    J devices = J::array();
+    for (const std::string& d : m.devices) devices.push_back(J::parse(d));
+    const J& first = devices.front();
+    j["device"] = first["device"];
+    j["calibration"] = first["calibration"];
+    j["measured_peak_gbps"] = first["calibration"].value("measured_peak_gbps", 0.0);
+    j["theoretical_peak_gbps"] = first["calibration"].value("theoretical_peak_gbps", 0.0);
+    j["launch_floor_us"] = first["launch_floor_us"];
+    j["devices"] = devices;
+  }
   return j.dump(2) + "\n";
 }
 

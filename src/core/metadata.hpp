@@ -50,7 +50,17 @@ struct RunMetadata {
   std::size_t cases = 0, cases_done = 0, cases_failed = 0;
   std::vector<std::size_t> selected_cases;  // --case indices; empty: all
   bool blocking_kernel_timed_out = false;
+  bool interrupted = false;  // SIGINT or SIGTERM ended the run before its last case
+  std::string shard;         // "I/N" of --shard; empty: the whole sweep
+  // One device_entry_json() per worker's device, as the workers report them. When set, the first
+  // one also fills the top-level device, calibration and launch floor keys.
+  std::vector<std::string> devices;
 };
+
+// One device of a run as a one-line JSON object: {"device": {...}, "calibration": {...},
+// "launch_floor_us": {...}}, the same keys as the sidecar's top level.
+std::string device_entry_json(const DeviceDetails& d, const Calibration& c,
+                              const std::vector<FloorEntry>& floor);
 
 std::string metadata_to_json(const RunMetadata& m);  // pretty-printed, ends with a newline
 

@@ -1,6 +1,6 @@
 // YAML sweep files -> run settings and the expanded list of cases. Pure: no CUDA.
 //
-// Format (README.md has the full list of axes and defaults):
+// Format (docs/sweeps.md has the full list of axes and defaults):
 //   settings: {seed: 1, mode: graph, min_samples: 10, target_noise: 0.005}   # optional
 //   sweeps:
 //     - name: llama_decode

@@ -1,4 +1,4 @@
-#include "kernels/vec.cuh"
+#include "kernels/common/pdl.cuh"
 #include "runtime/bound_kernels.hpp"
 
 namespace kvbench {

@@ -67,7 +67,7 @@ Calibration calibrate(const DeviceDetails& d) {
   c.measured_at = utc_now();
   c.kvbench_version = kVersion;
   c.git_sha = kGitSha;
-  c.mode = std::string(to_string(s.mode));
+  c.mode = s.mode;
   c.buffer_bytes = static_cast<double>(bytes);
   c.memcpy_median_us = memcpy_m.stats.median_us;
   c.copy_kernel_median_us = kernel_m.stats.median_us;

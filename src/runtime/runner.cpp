@@ -16,7 +16,8 @@
 #include "core/mismatch_report.hpp"
 #include "core/npy.hpp"
 #include "core/validate.hpp"
-#include "kernels/slot_check.hpp"
+#include "core/launch_args.hpp"
+#include "kernels/cache_write/slot_check.hpp"
 #include "kvbench_version.hpp"
 #include "reference/reference.hpp"
 #include "runtime/cuda_check.hpp"
@@ -107,7 +108,7 @@ void time_launch(const Launch& launch, cudaStream_t stream, const RunSettings& s
   row.converged = m.converged;
   row.sm_clock_mhz = m.sm_clock_mhz;
   row.timed = true;
-  row.mode = std::string(to_string(settings.mode));
+  row.mode = settings.mode;
   row.status = Status::passed;
 }
 
@@ -192,15 +193,15 @@ void run_concat(const Case& c, const RunSettings& settings, std::uint64_t seed,
   const DeviceBuffer d_k(expected.size());
   KVB_CUDA_CHECK(cudaMemsetAsync(d_k.get(), kCanary, d_k.bytes(), stream.get()));
 
-  const kernels::ConcatArgs args{d_nope.get(), d_rope.get(), d_k.as<unsigned char>() + guard_bytes,
-                                 c.num_tokens, c.num_heads,  c.head_dim,   c.rope_dim, g.nope_s0,
-                                 g.nope_s1,    g.rope_s0,    g.k_s0,     g.k_s1,
-                                 c.in_dtype,   c.out_dtype};
-  const Variant variant = c.variant;
+  const kernels::ConcatArgs args =
+      concat_args(c, g, {d_nope.get(), d_rope.get(), d_k.as<unsigned char>()});
+  // Planned once per case: every launch (validation and timing) executes this plan.
+  const kernels::ConcatPlan plan =
+      kernels::plan_concat(args, c.variant, kernels::current_device_props());
   const Launch launch = override_launch.concat
                             ? Launch([args, f = override_launch.concat](cudaStream_t s) { return f(args, s); })
-                            : Launch([args, variant](cudaStream_t s) {
-                                return kernels::launch_concat_mla_k(args, variant, s);
+                            : Launch([args, plan](cudaStream_t s) {
+                                return kernels::launch_concat_mla_k(args, plan, s);
                               });
   const Bytes actual = launch_and_compare(launch, d_k, expected, c.out_dtype, stream.get(), options,
                                           [&](std::int64_t i) { return locate_concat(c, g, i); }, row);
@@ -345,35 +346,17 @@ void run_cache_write(const Case& c, const RunSettings& settings, std::uint64_t s
   const DeviceBuffer d_table(static_cast<std::size_t>(g.num_slots) * sizeof(std::int32_t));
   KVB_CUDA_CHECK(cudaMemsetAsync(d_table.get(), 0xFF, d_table.bytes(), s));
 
-  kernels::CacheWriteArgs a{};
-  a.key = d_key.get();
-  a.value = d_value.get();
-  a.key_cache = d_cache.as<unsigned char>() + guard_bytes;
-  a.value_cache = d_cache.as<unsigned char>() + guard_bytes + v_bytes;
-  a.slot_mapping = d_slots.as<std::int64_t>();
-  a.swa_slot_mapping = d_swa_table;
-  a.k_scale = d_ks.as<float>();
-  a.v_scale = d_vs.as<float>();
-  a.num_tokens = c.num_tokens;
-  a.num_heads = c.num_heads;
-  a.head_size = c.head_dim;
-  a.block_size = c.block_size;
-  a.key_s0 = a.value_s0 = g.key_s0;
-  a.key_s1 = a.value_s1 = g.key_s1;
-  a.block_stride = g.block_stride;
-  a.slot_stride = g.slot_stride;
-  a.head_stride = g.head_stride;
-  a.skip_slot = g.skip_slot;
-  a.num_slots = g.num_slots;
-  a.slot_table = d_table.as<std::int32_t>();
-  a.scale = c.scale;
-  a.in_dtype = c.in_dtype;
-  a.out_dtype = c.out_dtype;
-  const Variant variant = c.variant;
+  const kernels::CacheWriteArgs a = cache_write_args(
+      c, g,
+      {d_key.get(), d_value.get(), d_cache.get(), d_slots.as<std::int64_t>(), d_swa_table,
+       d_ks.as<float>(), d_vs.as<float>(), d_table.as<std::int32_t>()});
+  // Planned once per case: every launch (validation and timing) executes this plan.
+  const kernels::CacheWritePlan plan =
+      kernels::plan_cache_write(a, c.variant, kernels::current_device_props());
   const Launch launch =
       override_launch.cache_write
           ? Launch([a, f = override_launch.cache_write](cudaStream_t st) { return f(a, st); })
-          : Launch([a, variant](cudaStream_t st) { return kernels::launch_cache_write(a, variant, st); });
+          : Launch([a, plan](cudaStream_t st) { return kernels::launch_cache_write(a, plan, st); });
   const Locate locate = [&](std::int64_t i) {
     const CacheLocation l = locate_cache(c, g, i);
     std::string where = to_string(l);

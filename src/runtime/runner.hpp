@@ -10,8 +10,8 @@
 
 #include "core/csv.hpp"
 #include "core/sweep.hpp"
-#include "kernels/cache_write.hpp"
-#include "kernels/concat_mla_k.hpp"
+#include "kernels/cache_write/cache_write.hpp"
+#include "kernels/concat_mla_k/concat_mla_k.hpp"
 
 namespace kvbench {
 

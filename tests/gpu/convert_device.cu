@@ -1,5 +1,5 @@
-#include "kernels/convert.cuh"
-#include "kernels/vec.cuh"
+#include "kernels/common/convert.cuh"
+#include "kernels/common/vec.cuh"
 #include "tests/gpu/convert_device.hpp"
 
 namespace kvbench::testing {

@@ -1,5 +1,5 @@
 // Device side of the exhaustive conversion test: converts a run of consecutive input bit
-// patterns with kernels/convert.cuh, the functions every kernel uses. Plain C++ interface.
+// patterns with kernels/common/convert.cuh, the functions every kernel uses. Plain C++ interface.
 #pragma once
 
 #include <cuda_runtime_api.h>

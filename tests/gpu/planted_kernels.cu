@@ -1,4 +1,4 @@
-#include "kernels/convert.cuh"
+#include "kernels/common/convert.cuh"
 #include "tests/gpu/planted_kernels.hpp"
 
 namespace kvbench::testing {

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cache_write.hpp"
-#include "kernels/concat_mla_k.hpp"
+#include "kernels/cache_write/cache_write.hpp"
+#include "kernels/concat_mla_k/concat_mla_k.hpp"
 
 namespace kvbench::testing {
 

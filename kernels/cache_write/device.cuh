@@ -1,0 +1,97 @@
+// Device pieces shared by the cache write's kernels (kernels/cache_write/*.cu).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cache_write/cache_write.hpp"
+#include "kernels/common/convert.cuh"
+#include "kernels/common/fast_div.hpp"
+#include "kernels/common/vec.cuh"
+
+namespace kvbench::kernels {
+
+// SPEC.md §2 steps 1-3: the physical slot of token t, or -1 when the token is skipped.
+__device__ __forceinline__ std::int64_t physical_slot(const CacheWriteArgs& a, std::int64_t t) {
+  std::int64_t s = a.slot_mapping[t];
+  if (s < 0) return -1;
+  if (a.swa_slot_mapping != nullptr) {
+    s = a.swa_slot_mapping[s];
+    if (s < 0) return -1;
+  }
+  return s == a.skip_slot ? -1 : s;
+}
+
+// Slot -> (block, offset in block). 64-bit division is a long instruction sequence; slots and
+// block sizes below 2^31 take a multiply-shift (FastDiv of the block size, built at launch).
+__device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block_size,
+                                           FastDiv block_div, std::int64_t& block,
+                                           std::int64_t& offset) {
+  if (((slot | block_size) >> 31) == 0) {
+    const auto s = static_cast<std::uint32_t>(slot);
+    const std::uint32_t q = block_div.div(s);
+    block = q;
+    offset = s - q * block_div.divisor();
+  } else {
+    block = slot / block_size;
+    offset = slot - block * block_size;
+  }
+}
+
+// The SWA table entry at p, read with an L2 evict-last policy: the table is read at scattered
+// places, and the K/V stream would otherwise evict its lines before the tokens that share them
+// come by (2.6-3.3% faster on the large SWA writes: docs/perf-notes.md, "2026-12-03, 9f428ec,
+// fae5545, 8878a73").
+__device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  std::int64_t v;
+  asm volatile("ld.global.nc.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(v) : "l"(p), "l"(policy));
+  return v;
+}
+
+// The K and V scales that head h divides by: one per tensor, or one per head.
+template <class Args>
+__device__ __forceinline__ void load_scales(const Args& a, int h, float& ks, float& vs) {
+  const int si = a.scale == ScaleMode::per_head ? h : 0;
+  ks = __ldg(a.k_scale + si);
+  vs = __ldg(a.v_scale + si);
+}
+
+// Stores one item's K and V vectors (converted, scaled when `scaled`) at kc and vc: the end of
+// both `optimized` and `slot_order` kernels. FAST_FIRST scaled writes store Divisor's fast
+// quotients before testing its range (store_scaled_pair); only the optimized variant's scaled
+// kernels do (measured there, docs/perf-notes.md, "2026-12-03, a0f039a"; slot_order's path was not
+// measured with it).
+template <bool FAST_FIRST, class Out, class In, int V>
+__device__ __forceinline__ void store_item(Out* kc, Out* vc, const Vec<In, V>& kx,
+                                           const Vec<In, V>& vx, bool scaled, float ks, float vs,
+                                           const In* key, const In* value) {
+  if (scaled) {  // one reciprocal per thread and tensor, not one division per element
+    if constexpr (FAST_FIRST) {
+      store_scaled_pair(kc, kx, key, Divisor(ks), vc, vx, value, Divisor(vs));
+    } else {
+      store_vec(kc, cast_vec<Out>(kx, Divisor(ks)));
+      store_vec(vc, cast_vec<Out>(vx, Divisor(vs)));
+    }
+  } else {
+    store_vec(kc, cast_vec<Out>(kx));
+    store_vec(vc, cast_vec<Out>(vx));
+  }
+}
+
+// The FastDiv of the block size that split_slot() and cache_offset() take (a dummy 1 where they
+// take the 64-bit division instead).
+inline FastDiv block_size_div(const CacheWriteArgs& a) {
+  return FastDiv(
+      static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
+}
+
+// Blocks per SM that the scaled kernels with 16-bit inputs are compiled for: their conversions
+// would take 52-60 registers (4 blocks of 256 threads per SM, 44% occupancy measured); capped at
+// 48 (5 blocks), the write of 131072 tokens bf16 -> fp8 went from 86% to 91-93% of the copy peak
+// (docs/perf-notes.md, "2026-12-02, 4f45e0a"). fp32 inputs (IEEE division per element) would spill
+// under the cap.
+template <class In>
+constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;
+
+}  // namespace kvbench::kernels

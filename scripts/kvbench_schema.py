@@ -1,0 +1,57 @@
+"""The case key of kvbench's result rows, read from the kvbench binary: one source of truth.
+
+The case key is the list of axis columns that identify a case (kernel, variant, sweep, num_tokens,
+... slots), in the order the result CSV has them. Scripts ask the binary for it instead of
+copying the list:
+  - `kvbench schema --case-key` prints it comma-separated on one line;
+  - a binary without that flag gives the same list as the header of
+    `kvbench list CONFIG --format csv` less its leading `case` column.
+
+The binary is the one given, else $KVBENCH, else build/kvbench at the repository root.
+"""
+import functools
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Any shipped config: only the header of its case list is read.
+LIST_CONFIG = os.path.join(ROOT, "configs", "smoke.yaml")
+
+
+class SchemaError(Exception):
+    pass
+
+
+def find_binary(kvbench=None):
+    """The kvbench binary to ask: `kvbench` if given, else $KVBENCH, else build/kvbench."""
+    path = kvbench or os.environ.get("KVBENCH") or os.path.join(ROOT, "build", "kvbench")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise SchemaError(f"{path}: no kvbench binary there (build it with scripts/test.sh, "
+                          f"or name it with $KVBENCH)")
+    return path
+
+
+def _output(binary, *args):
+    try:
+        done = subprocess.run([binary, *args], capture_output=True, text=True)
+    except OSError as e:
+        raise SchemaError(f"{binary}: {e.strerror}")
+    return done.returncode, done.stdout, done.stderr.strip()
+
+
+@functools.lru_cache(maxsize=None)
+def _case_key(binary):
+    rc, out, _ = _output(binary, "schema", "--case-key")
+    if rc == 0 and out.strip():
+        return tuple(out.strip().split(","))
+    rc, out, err = _output(binary, "list", LIST_CONFIG, "--format", "csv")
+    header = out.splitlines()[0].split(",") if rc == 0 and out else []
+    if header[:1] != ["case"] or len(header) < 2:
+        raise SchemaError(f"{binary} list {LIST_CONFIG} --format csv: exit {rc}: "
+                          f"{err or 'no case header'}")
+    return tuple(header[1:])
+
+
+def case_key_columns(kvbench=None):
+    """The case-key column names, in CSV order, as a new list."""
+    return list(_case_key(find_binary(kvbench)))

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Measurement cross-checks, run on the GPU host (binaries from $KVBENCH_BIN, default dist/bin, see
+# scripts/remote/pack_gpu.sh); outputs under $OUT_DIR (default results/crosscheck). Prints a short
+# table last.
+#   (a) `kvbench calibrate` copy bandwidth vs PyTorch copy_ timed by triton.testing.do_bench
+#   (b) one case's graph-mode median vs Nsight Compute's gpu__time_duration.sum (median)
+#   (c) run-to-run spread of the median over 5 runs of configs/smoke.yaml, cases >= 100 us
+#   (d) the L2 flush study (kvbench flush-study) and cold/hot on case 1 (67 MB moved), for
+#       docs/measurement.md
+#   (e) configs/smoke.yaml in each mode: every timed row fills every column
+# STAGES="a b" runs only those stages (e.g. to stay under a per-command time limit; run again
+# with the same OUT_DIR for the rest); the table covers whatever outputs are under $OUT_DIR.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+BIN=${KVBENCH_BIN:-dist/bin}
+OUT_DIR=${OUT_DIR:-results/crosscheck}
+mkdir -p "$OUT_DIR"
+export KVBENCH_CACHE_DIR="$OUT_DIR/cache"  # self-contained: calibrate once, here
+KV="$BIN/kvbench"
+XC=configs/studies/crosscheck.yaml
+STAGES=${STAGES:-a b c d e}
+want() { [[ " $STAGES " == *" $1 "* ]]; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+
+# (a) calibration vs torch
+if want a; then
+"$KV" calibrate --force -o "$OUT_DIR/calibration.json" | tee "$OUT_DIR/calibrate.log"
+python3 - "$OUT_DIR/calibration.json" >"$OUT_DIR/torch_copy.txt" 2>"$OUT_DIR/torch_copy.err" <<'PY'
+import json, sys, torch, triton
+cal = json.load(open(sys.argv[1]))
+n = int(cal["buffer_bytes"])
+src = torch.empty(n, dtype=torch.uint8, device="cuda").fill_(90)
+dst = torch.empty_like(src)
+ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=100, rep=2000, return_mode="median")
+print(f"{2 * n / ms / 1e6:.1f}")
+PY
+fi
+torch_gbps=$(cat "$OUT_DIR/torch_copy.txt" 2>/dev/null)
+
+# (b) graph-mode time of case 0 vs ncu
+if want b; then
+"$KV" run "$XC" --case 0 --mode graph -o "$OUT_DIR/xcheck_graph.csv" >"$OUT_DIR/xcheck_graph.log" 2>&1
+ncu --clock-control none --cache-control none --kernel-name regex:concat --launch-skip 50 \
+    --launch-count 50 --metrics gpu__time_duration.sum -o "$OUT_DIR/ncu_case0" -f \
+    "$KV" run "$XC" --case 0 --mode graph -o "$OUT_DIR/xcheck_ncu_run.csv" >"$OUT_DIR/ncu.log" 2>&1
+ncu --import "$OUT_DIR/ncu_case0.ncu-rep" --csv --page raw --print-units base \
+    --metrics gpu__time_duration.sum >"$OUT_DIR/ncu_case0.csv" 2>>"$OUT_DIR/ncu.log"
+fi
+
+# (c) run-to-run spread over 5 runs of smoke
+if want c; then
+for i in 1 2 3 4 5; do
+  "$KV" run configs/smoke.yaml --mode graph -o "$OUT_DIR/smoke_rep$i.csv" >"$OUT_DIR/smoke_rep$i.log" 2>&1
+done
+fi
+
+# (d) L2 flush study: copy kernel at several sizes, then case 1 (67 MB moved) cold/memset, cold/read, hot
+if want d; then
+"$KV" flush-study | tee "$OUT_DIR/flush_study.txt"
+for m in "cold --l2-flush memset" "cold --l2-flush read" "hot" "graph"; do
+  tag=$(echo "$m" | tr -d '-' | tr ' ' '_')
+  "$KV" run "$XC" --case 1 --mode $m -o "$OUT_DIR/case1_$tag.csv" >"$OUT_DIR/case1_$tag.log" 2>&1
+done
+fi
+
+# (e) smoke in each mode
+if want e; then
+for mode in cold hot graph; do
+  "$KV" run configs/smoke.yaml --mode $mode -o "$OUT_DIR/smoke_$mode.csv" >"$OUT_DIR/smoke_$mode.log" 2>&1
+  echo "smoke --mode $mode: rc=$? $(tail -1 "$OUT_DIR/smoke_$mode.log")"
+done
+fi
+
+python3 - "$OUT_DIR" "$torch_gbps" <<'PY'
+import csv, glob, json, os, statistics, sys
+out, torch_gbps = sys.argv[1], sys.argv[2]
+def rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+key_cols = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
+            "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
+            "strides", "slots"]
+table = []
+
+try:
+    kv = json.load(open(f"{out}/calibration.json"))["measured_peak_gbps"]
+    t = float(torch_gbps)
+    table.append(("(a) copy GB/s: kvbench calibrate vs torch copy_ (do_bench median)",
+                  f"{kv:.0f} vs {t:.0f}", f"{100 * (kv - t) / t:+.2f}%", "within 3%",
+                  abs(kv - t) / t <= 0.03))
+except (OSError, ValueError, KeyError) as e:
+    table.append(("(a) copy GB/s", "?", f"failed ({e}); see torch_copy.err", "", False))
+
+try:
+    g = float(rows(f"{out}/xcheck_graph.csv")[0]["median_us"])
+    with open(f"{out}/ncu_case0.csv") as f:
+        r = list(csv.DictReader(f))
+    ns = [float(x["gpu__time_duration.sum"].replace(",", "")) for x in r
+          if x.get("gpu__time_duration.sum", "").replace(",", "").replace(".", "").isdigit()]
+    n = statistics.median(ns) / 1e3
+    table.append((f"(b) case 0 us: kvbench graph vs ncu duration (median of {len(ns)})",
+                  f"{g:.2f} vs {n:.2f}", f"{100 * (g - n) / n:+.2f}%", "within 5%",
+                  abs(g - n) / n <= 0.05))
+except Exception as e:
+    table.append(("(b) case 0 vs ncu", "?", f"failed: {e}", "", False))
+
+reps = [rows(p) for p in sorted(glob.glob(f"{out}/smoke_rep*.csv"))]
+by_case = {}
+for rep in reps:
+    for r in rep:
+        if r["median_us"]:
+            by_case.setdefault(tuple(r[c] for c in key_cols), []).append(float(r["median_us"]))
+spreads = [(max(v) - min(v)) / statistics.mean(v) for v in by_case.values()
+           if len(v) == len(reps) and statistics.mean(v) >= 100]
+if spreads:
+    table.append((f"(c) smoke x{len(reps)}: max (max-min)/mean of the median, {len(spreads)} cases >= 100 us",
+                  "", f"{100 * max(spreads):.2f}%", "at most 2%", max(spreads) <= 0.02))
+else:
+    table.append(("(c) smoke spread", "", "no case >= 100 us", "", False))
+
+timing_cols = ["samples", "launches_per_sample", "converged", "median_us", "mean_us", "min_us",
+               "max_us", "p10_us", "p90_us", "rel_stdev", "median_ci_rel", "gbps",
+               "pct_of_measured_peak", "pct_of_theoretical_peak", "sm_clock_mhz", "clock_low"]
+for mode in ["cold", "hot", "graph"]:
+    p = f"{out}/smoke_{mode}.csv"
+    if not os.path.exists(p):
+        continue
+    rs = rows(p)
+    timed = [r for r in rs if r["status"] == "passed"]
+    empty = sorted({c for r in timed for c in timing_cols if r[c] == ""})
+    unconv = sum(r["converged"] != "true" for r in timed)
+    table.append((f"(e) smoke --mode {mode}: {len(timed)}/{len(rs)} passed, {unconv} not converged",
+                  "", "empty: " + (",".join(empty) or "none"), "every column filled", not empty))
+
+for p in sorted(glob.glob(f"{out}/case1_*.csv")):
+    r = rows(p)[0]
+    table.append((f"(d) case 1 {os.path.basename(p)[6:-4]}", f"{r['median_us']} us",
+                  f"{r['gbps']} GB/s", "", True))
+
+print("\n== cross-checks")
+for name, vals, result, target, ok in table:
+    print(f"{'ok ' if ok else 'NO '} {name:<78} {vals:>20} {result:>24} {target}")
+PY

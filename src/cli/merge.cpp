@@ -1,0 +1,151 @@
+// `kvbench merge OUT.csv SHARD.csv...`: the CSVs of a sharded run (`--shard I/N`, one per host or
+// Slurm task) as one, in case order, with one sidecar listing every device. Refuses shards of
+// another schema or config and duplicate cases; names the cases no shard holds.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "core/csv.hpp"
+#include "core/file_io.hpp"
+#include "core/metadata.hpp"
+#include "core/result_csv.hpp"
+#include "core/sidecar.hpp"
+#include "core/sweep.hpp"
+
+namespace kvbench::cli {
+namespace {
+
+std::string slurp(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path + ": cannot open " + what);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Up to 20 numbers, then how many more.
+std::string list_text(const std::vector<std::size_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size() && i < 20; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > 20) s += ", and " + std::to_string(v.size() - 20) + " more";
+  return s;
+}
+
+}  // namespace
+
+int cmd_merge(const std::string& output, const std::vector<std::string>& shards, bool allow_missing,
+              const std::string& config_override) {
+  // Each shard: its sidecar (config hash, shard, --case) and its CSV (header, rows).
+  std::vector<std::string> sidecars;
+  std::vector<ShardRecord> records;
+  for (const std::string& path : shards) {
+    sidecars.push_back(slurp(path + ".json", "sidecar (merge needs each shard's <csv>.json)"));
+    records.push_back(read_shard_record(sidecars.back(), path + ".json"));
+    if (records.back().config_hash != records.front().config_hash)
+      throw std::invalid_argument(path + ".json: config fnv1a64 " + records.back().config_hash +
+                                  " differs from " + shards.front() + ".json's " +
+                                  records.front().config_hash + " (shards of different configs)");
+    if (records.back().selected_cases != records.front().selected_cases)
+      throw std::invalid_argument(path + ".json: --case differs from " + shards.front() +
+                                  ".json's");
+  }
+  const std::string config_path =
+      config_override.empty() ? records.front().config_path : config_override;
+  const std::string config_text =
+      slurp(config_path, "config (the shards' sidecars name it; --config)");
+  if (fnv1a64_hex(config_text) != records.front().config_hash)
+    throw std::invalid_argument(
+        config_path + ": fnv1a64 " + fnv1a64_hex(config_text) + " is not the shards' " +
+        records.front().config_hash +
+        " (the config changed since the run; pass the one it used with --config)");
+  const Config config = parse_config(config_text, config_path);
+
+  // The case index of every case key of the config.
+  std::map<std::vector<std::string>, std::size_t> index_of;
+  for (std::size_t i = 0; i < config.cases.size(); ++i) {
+    std::vector<std::string> key = case_fields(config.cases[i]);
+    key[2] = config.cases[i].sweep;  // unquoted, as read_results reads it
+    index_of.emplace(key, i);
+  }
+
+  std::map<std::size_t, std::pair<std::string, std::string>> row_of;  // index -> (line, where)
+  std::vector<std::string> problems;
+  std::string header;
+  for (const std::string& path : shards) {
+    const std::vector<std::string> lines = lines_of(slurp(path, "shard CSV"));
+    if (lines.empty()) throw std::invalid_argument(path + ": empty (no header)");
+    if (header.empty()) header = lines.front();
+    if (lines.front() != header)
+      throw std::invalid_argument(path + ":1: header differs from " + shards.front() +
+                                  "'s (shards of different schemas)");
+    const ResultTable table = read_results(path);
+    for (const ResultRow& r : table.rows) {
+      const std::string where = path + ":" + std::to_string(r.line);
+      const auto it = index_of.find(r.axes);
+      if (it == index_of.end())
+        throw std::invalid_argument(where + ": a case that " + config_path + " does not have");
+      const auto [prev, inserted] =
+          row_of.emplace(it->second, std::make_pair(lines[r.line - 1], where));
+      if (!inserted)
+        problems.push_back("case " + std::to_string(it->second) + " (" +
+                           describe(config.cases[it->second]) + ") in " + prev->second.second +
+                           " and " + where);
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = "duplicate case key" + std::string(problems.size() > 1 ? "s" : "") + ": ";
+    for (std::size_t i = 0; i < problems.size() && i < 3; ++i) msg += (i ? "; " : "") + problems[i];
+    if (problems.size() > 3) msg += "; and " + std::to_string(problems.size() - 3) + " more";
+    throw std::invalid_argument(msg);
+  }
+
+  std::vector<std::size_t> expected = records.front().selected_cases;
+  if (expected.empty())
+    for (std::size_t i = 0; i < config.cases.size(); ++i) expected.push_back(i);
+  std::vector<std::size_t> missing;
+  for (std::size_t i : expected)
+    if (!row_of.count(i)) missing.push_back(i);
+
+  std::string text = header + "\n";
+  for (const auto& [index, row] : row_of) text += row.first + "\n";
+  const std::filesystem::path out(output);
+  if (out.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out.parent_path(), ec);
+  }
+  write_file_atomic(output, text);
+  write_file_atomic(output + ".json", merge_sidecars(sidecars, shards, output, expected.size()));
+  std::printf("%s: %zu rows from %zu shards; %zu of %zu cases missing\n", output.c_str(),
+              row_of.size(), shards.size(), missing.size(), expected.size());
+  if (missing.empty()) return kOk;
+  // Which shard of N should have held them, when the shards say N.
+  std::string which;
+  if (const std::string& s = records.front().shard; !s.empty()) {
+    const std::size_t n = std::stoul(s.substr(s.find('/') + 1));
+    std::vector<std::size_t> absent;
+    for (std::size_t k = 0; k < n; ++k) {
+      bool seen = false;
+      for (const ShardRecord& r : records)
+        seen = seen || r.shard == std::to_string(k) + "/" + std::to_string(n);
+      if (!seen) absent.push_back(k);
+    }
+    if (!absent.empty())
+      which = " (no file for shard " + list_text(absent) + " of " + std::to_string(n) + ")";
+  }
+  std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n", allow_missing ? "warning: " : "",
+               missing.size() > 1 ? "indices" : "index", list_text(missing).c_str(), which.c_str());
+  return allow_missing ? kOk : kFailed;
+}
+
+}  // namespace kvbench::cli

@@ -1,0 +1,311 @@
+#include "cli/supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+
+#include "cli/exit_codes.hpp"
+
+namespace kvbench::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int g_signal_pipe[2] = {-1, -1};
+volatile std::sig_atomic_t g_signal = 0;
+
+void on_signal(int sig) {
+  g_signal = sig;
+  const auto byte = static_cast<unsigned char>(sig);
+  const ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
+  (void)ignored;
+}
+
+struct Worker {
+  std::string device;  // CUDA_VISIBLE_DEVICES; "" inherits
+  enum class State { dead, starting, idle, busy, leaving } state = State::dead;
+  pid_t pid = -1;
+  int to = -1, from = -1;  // its stdin, its stdout
+  std::size_t case_index = 0;
+  Clock::time_point since;   // when it started, took its case, or became idle
+  std::string pending_text;  // bytes after the last complete line
+  int restarts = 0;          // workers started in this slot
+};
+
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find kvbench's own executable (/proc/self/exe)");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// The worker command: KVBENCH_WORKER (a shell command, for tests) or kvbench itself.
+std::vector<std::string> worker_command(const std::vector<std::string>& args) {
+  std::vector<std::string> argv;
+  if (const char* stand_in = std::getenv("KVBENCH_WORKER"); stand_in && *stand_in) {
+    argv = {"/bin/sh", "-c", std::string("exec ") + stand_in + " \"$@\"", "kvbench-worker"};
+  } else {
+    argv = {self_exe()};
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+// A worker replacing one that died skips the launch floor: the first one measured it.
+void spawn(Worker& w, std::vector<std::string> command) {
+  if (w.restarts++ > 0) command.push_back("--skip-floor");
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot create a pipe for a worker: ") +
+                             std::strerror(errno));
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+  if (pid == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    setpgid(0, 0);                     // the terminal's Ctrl-C reaches the parent only
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent killed outright takes its workers along
+    std::signal(SIGPIPE, SIG_DFL);
+    if (!w.device.empty()) setenv("CUDA_VISIBLE_DEVICES", w.device.c_str(), 1);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "kvbench: cannot run worker %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  w.pid = pid;
+  w.to = in[1];
+  w.from = out[0];
+  w.state = Worker::State::starting;
+  w.since = Clock::now();
+  w.pending_text.clear();
+}
+
+// Waits for the worker's exit (killing its process group if it lingers) and closes its pipes.
+int reap(Worker& w, bool kill_now) {
+  if (w.to >= 0) close(w.to);
+  if (w.from >= 0) close(w.from);
+  w.to = w.from = -1;
+  int status = 0;
+  if (kill_now) kill(-w.pid, SIGKILL);
+  for (int i = 0; i < 500; ++i) {  // 5 s to exit after its stdin closes
+    const pid_t r = waitpid(w.pid, &status, WNOHANG);
+    if (r == w.pid || (r < 0 && errno != EINTR)) break;
+    if (i == 499) {
+      kill(-w.pid, SIGKILL);
+      waitpid(w.pid, &status, 0);
+      break;
+    }
+    usleep(10000);
+  }
+  kill(-w.pid, SIGKILL);  // anything the worker left behind in its group
+  w.pid = -1;
+  w.state = Worker::State::dead;
+  return status;
+}
+
+std::string death_reason(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "worker killed by signal " + std::to_string(sig) +
+           (sig == SIGKILL ? " (out of memory?)" : " (" + std::string(strsignal(sig)) + ")");
+  }
+  return "worker exited with status " + std::to_string(WEXITSTATUS(status)) +
+         " before reporting the case";
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  if (g_signal_pipe[0] < 0 && pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw std::runtime_error(std::string("cannot create the signal pipe: ") + std::strerror(errno));
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // the second signal takes its default action: the end, at once
+  sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction old {};
+  sigaction(SIGINT, nullptr, &old);
+  if (old.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a dead worker's stdin: write() fails, its exit is handled
+}
+
+int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& options,
+              const SupervisorEvents& events) {
+  using State = Worker::State;
+  const std::vector<std::string> command = worker_command(options.worker_args);
+  std::vector<Worker> workers(options.devices.size());
+  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].device = options.devices[i];
+  std::deque<std::size_t> pending(cases.begin(), cases.end());
+  const auto timeout = std::chrono::duration<double>(options.case_timeout_s);
+
+  auto kill_all = [&] {
+    for (Worker& w : workers)
+      if (w.state != State::dead) reap(w, true);
+  };
+  // The workers of one GPU take turns: while one of them starts (it times the launch floor and
+  // may calibrate) or runs a case, the others on that GPU wait.
+  auto gpu_taken = [&](const Worker& self) {
+    for (const Worker& w : workers)
+      if (&w != &self && w.device == self.device &&
+          (w.state == State::busy || w.state == State::starting))
+        return true;
+    return false;
+  };
+  // The end of a worker: its case, if it had one, fails with the reason.
+  auto ended = [&](std::size_t i, const std::string& why_if_busy) {
+    Worker& w = workers[i];
+    const State was = w.state;
+    const std::size_t index = w.case_index;
+    const int status = reap(w, !why_if_busy.empty());
+    if (was == State::starting) {
+      kill_all();
+      throw WorkerFatal(kDevice, "worker" + (w.device.empty() ? "" : " for device " + w.device) +
+                                     (why_if_busy.empty()
+                                          ? " ended before reporting ready: " + death_reason(status)
+                                          : " did not report ready: " + why_if_busy));
+    }
+    if (was == State::busy)
+      events.done({index, i, "", why_if_busy.empty() ? death_reason(status) : why_if_busy});
+  };
+  auto on_line = [&](std::size_t i, const std::string& line) {
+    Worker& w = workers[i];
+    const auto space = line.find(' ');
+    const std::string word = line.substr(0, space);
+    const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
+    if (word == "ready" && w.state == State::starting) {
+      w.state = State::idle;
+      w.since = Clock::now();
+      events.ready(i, rest);
+    } else if (word == "row" && w.state == State::busy) {
+      const auto sp = rest.find(' ');
+      if (sp == std::string::npos || rest.substr(0, sp) != std::to_string(w.case_index))
+        throw WorkerFatal(kFailed, "worker sent a row for another case than " +
+                                       std::to_string(w.case_index) + ": '" + line + "'");
+      w.state = State::idle;
+      w.since = Clock::now();
+      events.done({w.case_index, i, rest.substr(sp + 1), ""});
+    } else if (word == "note") {
+      if (events.note) events.note(i, rest);
+    } else if (word == "bye") {
+      // The worker takes no more cases; one dealt to it after its last row goes back in line.
+      if (w.state == State::busy) pending.push_front(w.case_index);
+      w.state = State::leaving;
+    } else if (word == "fatal") {
+      const auto sp = rest.find(' ');
+      const int code = std::atoi(rest.substr(0, sp).c_str());
+      kill_all();
+      throw WorkerFatal(code > 0 ? code : kFailed,
+                        sp == std::string::npos ? rest : rest.substr(sp + 1));
+    } else {
+      std::fprintf(stderr, "kvbench: worker: %s\n", line.c_str());
+    }
+  };
+
+  try {
+    while (true) {
+      if (g_signal) {
+        kill_all();
+        return g_signal;
+      }
+      for (Worker& w : workers)
+        if (w.state == State::dead && !pending.empty() && !gpu_taken(w)) spawn(w, command);
+      // Each case to the worker idle the longest, on a GPU no other worker is using.
+      while (!pending.empty()) {
+        Worker* next = nullptr;
+        for (Worker& w : workers)
+          if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since))
+            next = &w;
+        if (!next) break;
+        next->case_index = pending.front();
+        pending.pop_front();
+        const std::string request = "case " + std::to_string(next->case_index) + "\n";
+        const ssize_t ignored =
+            write(next->to, request.data(), request.size());  // EPIPE: dies below
+        (void)ignored;
+        next->state = State::busy;
+        next->since = Clock::now();
+      }
+      bool any_busy = false;
+      for (const Worker& w : workers) any_busy = any_busy || w.state == State::busy;
+      if (pending.empty() && !any_busy) {
+        for (Worker& w : workers)
+          if (w.state != State::dead) reap(w, w.state == State::starting);
+        return 0;
+      }
+
+      std::vector<pollfd> fds = {{g_signal_pipe[0], POLLIN, 0}};
+      std::vector<std::size_t> owner = {workers.size()};
+      int wait_ms = -1;
+      const auto now = Clock::now();
+      for (std::size_t i = 0; i < workers.size(); ++i) {
+        const Worker& w = workers[i];
+        if (w.state == State::dead) continue;
+        fds.push_back({w.from, POLLIN, 0});
+        owner.push_back(i);
+        if (w.state == State::busy || w.state == State::starting) {
+          const auto left =
+              std::chrono::duration_cast<std::chrono::milliseconds>(w.since + timeout - now)
+                  .count();
+          const int ms =
+              static_cast<int>(std::max<long long>(0, std::min<long long>(left + 1, 1 << 30)));
+          wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+        }
+      }
+      if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
+        throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      if (fds[0].revents & POLLIN) {
+        unsigned char drain[16];
+        while (read(g_signal_pipe[0], drain, sizeof drain) > 0) {
+        }
+      }
+      for (std::size_t k = 1; k < fds.size(); ++k) {
+        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        const std::size_t i = owner[k];
+        Worker& w = workers[i];
+        char buf[65536];
+        const ssize_t n = read(w.from, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          ended(i, "");
+          continue;
+        }
+        w.pending_text.append(buf, static_cast<std::size_t>(n));
+        std::size_t start = 0;
+        for (std::size_t nl; (nl = w.pending_text.find('\n', start)) != std::string::npos;
+             start = nl + 1)
+          on_line(i, w.pending_text.substr(start, nl - start));
+        w.pending_text.erase(0, start);
+      }
+      const auto later = Clock::now();
+      for (std::size_t i = 0; i < workers.size(); ++i) {
+        Worker& w = workers[i];
+        if ((w.state == State::busy || w.state == State::starting) && later - w.since > timeout) {
+          char why[96];
+          std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)",
+                        options.case_timeout_s);
+          ended(i, why);
+        }
+      }
+    }
+  } catch (...) {
+    kill_all();
+    throw;
+  }
+}
+
+}  // namespace kvbench::cli

@@ -1,0 +1,57 @@
+// The parent side of `kvbench run`: worker processes (`kvbench worker`, or the command in
+// KVBENCH_WORKER) that run the cases, one long-lived worker per device, cases dealt to whichever
+// is free. A worker that dies, hangs or reports a device fault costs its case only: the case gets
+// a failure reason, a fresh worker takes the next one. The protocol is in docs/workers.md.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kvbench::cli {
+
+// A worker that cannot run at all (no device, bad config): its exit code and one-line message.
+class WorkerFatal : public std::runtime_error {
+ public:
+  WorkerFatal(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+struct SupervisorOptions {
+  std::vector<std::string> worker_args;  // after the worker command: "worker", CONFIG, flags
+  // CUDA_VISIBLE_DEVICES of each worker, one worker each; "" leaves the variable as it is.
+  // Workers with equal values share a GPU: they are never busy at the same time.
+  std::vector<std::string> devices;
+  double case_timeout_s = 900;  // a busy worker silent this long is killed (hung case)
+};
+
+// What became of one case.
+struct CaseOutcome {
+  std::size_t index = 0;
+  std::size_t worker = 0;
+  std::string csv_line;  // the worker's row; empty when `failure` says why there is none
+  std::string failure;   // "worker killed by signal 9 (out of memory?)", ...
+};
+
+struct SupervisorEvents {
+  std::function<void(std::size_t worker, const std::string& device_json)> ready;
+  std::function<void(const CaseOutcome&)> done;
+  std::function<void(std::size_t worker, const std::string& note)> note;  // `note <text>` lines
+};
+
+// Runs `cases` on the workers. Returns 0 when every case has an outcome, or the number of the
+// signal (SIGINT, SIGTERM) that interrupted it; then the workers are gone and the case in flight
+// has no outcome. Throws WorkerFatal when a worker reports `fatal` or exits before `ready`.
+int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& options,
+              const SupervisorEvents& events);
+
+// Catches SIGTERM, and SIGINT unless it is ignored (a background job of a non-interactive
+// shell): the first one makes supervise() return, a second one ends the process at once.
+void install_interrupt_handlers();
+
+}  // namespace kvbench::cli

@@ -1,0 +1,223 @@
+// `kvbench worker` (hidden): runs cases for `kvbench run`, which supervises it. The line
+// protocol is in docs/workers.md: one `ready` line with the device, then for every `case N` read
+// on stdin one `row N <csv line>` on stdout. The worker writes no file; the parent writes the CSV.
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/report.hpp"
+#include "core/csv.hpp"
+#include "core/footprint.hpp"
+#include "core/metadata.hpp"
+#include "kvbench_version.hpp"
+#include "runtime/calibrate.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_info.hpp"
+#include "runtime/planted_fault.hpp"
+#include "runtime/runner.hpp"
+#include "runtime/timer.hpp"
+
+namespace kvbench::cli {
+namespace {
+
+// The protocol channel: the original stdout. Everything else the process prints (launch floor,
+// calibration, warnings) goes to stderr, so no stray printf can break a protocol line.
+class Channel {
+ public:
+  Channel() : out_(fdopen(dup(STDOUT_FILENO), "w")) {
+    std::fflush(stdout);
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  void send(const std::string& line) {
+    std::fputs((line + "\n").c_str(), out_);
+    std::fflush(out_);
+  }
+
+ private:
+  std::FILE* out_;
+};
+
+std::optional<std::uint64_t> device_free_bytes() {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
+  constexpr std::uint64_t kMargin = std::uint64_t{256} << 20;  // timer, flush buffer, fragmentation
+  return free > kMargin ? free - kMargin : 0;
+}
+
+std::uint64_t status_kb(const char* key) {  // a "VmHWM:  123 kB" line of /proc/self/status
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::strtoull(line.c_str() + std::strlen(key), nullptr, 10);
+  return 0;
+}
+
+// KVBENCH_MEMORY_REPORT: the estimate against what the case really took. Host: the peak resident
+// set while the case runs (reset through /proc/self/clear_refs before it) less the resident set
+// of the worker before its first case, so host data kept from the previous case (runner.cpp
+// reuses it across variants) counts where the case uses it; device: the largest drop of free
+// memory, sampled every millisecond while the case runs.
+class MemoryProbe {
+ public:
+  explicit MemoryProbe(bool on) : on_(on), rss_before_kb_(on ? status_kb("VmRSS:") : 0) {}
+  ~MemoryProbe() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (poller_.joinable()) poller_.join();
+  }
+  void start() {
+    if (!on_) return;
+    std::ofstream("/proc/self/clear_refs") << "5";
+    std::size_t total = 0;
+    cudaMemGetInfo(&free_before_, &total);
+    min_free_ = free_before_;
+    stop_ = false;
+    poller_ = std::thread([this] {
+      while (!stop_) {
+        std::size_t f = 0, t = 0;
+        if (cudaMemGetInfo(&f, &t) == cudaSuccess && f < min_free_) min_free_ = f;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  void report(std::size_t index, const Footprint& f) {
+    if (!on_) return;
+    stop();
+    const std::uint64_t peak_kb = status_kb("VmHWM:");
+    const std::uint64_t host = (peak_kb > rss_before_kb_ ? peak_kb - rss_before_kb_ : 0) * 1024;
+    const std::uint64_t device = free_before_ - min_free_;
+    std::fprintf(stderr,
+                 "memory case %zu: estimate host %llu device %llu bytes; measured host %llu "
+                 "(peak RSS over the idle worker's) device %llu (free-memory drop)\n",
+                 index, static_cast<unsigned long long>(f.host()),
+                 static_cast<unsigned long long>(f.device()), static_cast<unsigned long long>(host),
+                 static_cast<unsigned long long>(device));
+  }
+
+ private:
+  bool on_;
+  std::uint64_t rss_before_kb_;  // the worker's, before its first case
+  std::size_t free_before_ = 0;
+  std::atomic<std::size_t> min_free_{0};
+  std::atomic<bool> stop_{false};
+  std::thread poller_;
+};
+
+// A failed row whose device is left unusable (a sticky error): the reason names the fault.
+bool device_faulted(Row& row) {
+  cudaGetLastError();
+  const cudaError_t err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) return false;
+  row.status = Status::failed;
+  row.timed = false;
+  row.reason = std::string("device fault: ") + cudaGetErrorString(err);
+  return true;
+}
+
+}  // namespace
+
+int cmd_worker(RunArgs args, bool skip_floor) {
+  Channel channel;
+  try {
+    Config config = load_config(args.config_path, args.max_cases);
+    apply(args.overrides, config.settings);
+    const RunSettings& settings = config.settings;
+    const DeviceInfo device = open_device();
+    const DeviceDetails details = device_details();
+    std::vector<FloorEntry> floor;
+    // The floor before the calibration: measured after one in the same process, the graph-mode
+    // floor reads higher (docs/measurement.md, "Launch floor").
+    for (const LaunchFloor& f :
+         skip_floor ? std::vector<LaunchFloor>{} : measure_launch_floor(settings)) {
+      floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz});
+      std::printf(
+          "launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
+          "SM clock %.0f MHz) on %s\n",
+          std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
+          f.m.stats.p90_us, f.m.stats.samples, f.m.sm_clock_mhz, details.uuid.c_str());
+    }
+    const CalibrationResult cal = load_or_calibrate(details, false);
+    print_calibration(cal);
+    std::fflush(stdout);
+    channel.send("ready " + device_entry_json(details, cal.calibration, floor));
+
+    const char* plant = std::getenv("KVBENCH_PLANT_FAULT");
+    const char* report = std::getenv("KVBENCH_MEMORY_REPORT");
+    MemoryProbe probe(report && *report && std::string(report) != "0");
+    ValidationOptions validation = args.validation;
+    bool blocking_noted = false;
+    char line[256];
+    while (std::fgets(line, sizeof line, stdin)) {
+      std::size_t index = 0;
+      char extra = 0;
+      if (std::sscanf(line, "case %zu %c", &index, &extra) != 1 || index >= config.cases.size())
+        throw std::invalid_argument(std::string("worker: bad request '") + line + "'");
+      const Case& c = config.cases[index];
+      char tag[32];
+      std::snprintf(tag, sizeof tag, "case%04zu", index);  // the case's index in `kvbench list`
+      validation.case_tag = tag;
+
+      const Footprint need = case_footprint(c);
+      const std::string refusal =
+          admission_refusal(need, 1, host_available_bytes(), device_free_bytes());
+      Row row;
+      if (!refusal.empty()) {
+        row.c = c;
+        row.device = device.name;
+        row.device_uuid = device.uuid;
+        row.git_sha = kGitSha;
+        row.git_dirty = kGitDirty;
+        row.status = Status::failed;
+        row.reason = refusal;
+      } else {
+        const bool planted = plant && std::strtoull(plant, nullptr, 10) == index && *plant;
+        probe.start();
+        row = run_case(c, settings, device, validation,
+                       planted ? planted_fault_launch() : LaunchOverride{});
+        probe.report(index, need);
+      }
+      add_derived(row, cal.calibration.measured_peak_gbps, cal.calibration.theoretical_peak_gbps,
+                  details.max_sm_clock_mhz);
+      const bool fault = row.status == Status::failed && device_faulted(row);
+      if (row.clock_low)
+        std::fprintf(stderr,
+                     "kvbench: warning: case %zu ran at %.0f MHz, below %.0f%% of the "
+                     "%.0f MHz maximum (throttled?)\n",
+                     index, row.sm_clock_mhz, 100 * kClockLowFraction, details.max_sm_clock_mhz);
+      channel.send("row " + std::to_string(index) + " " + csv_line(row));
+      if (!blocking_noted && blocking_kernel_timed_out()) {
+        channel.send("note blocking_kernel_timed_out");
+        blocking_noted = true;
+      }
+      if (fault) {
+        channel.send("bye device fault");
+        std::fflush(nullptr);
+        std::_Exit(kDevice);  // no teardown of a context that the fault left corrupted
+      }
+    }
+    return kOk;
+  } catch (const NoDeviceError& e) {
+    channel.send(std::string("fatal 4 ") + e.what());
+    return kDevice;
+  } catch (const CudaError& e) {
+    channel.send(std::string("fatal 4 CUDA error: ") + e.what());
+    return kDevice;
+  } catch (const std::exception& e) {
+    channel.send(std::string("fatal 3 ") + e.what());
+    return kBadInput;
+  }
+}
+
+}  // namespace kvbench::cli

@@ -1,0 +1,218 @@
+// The launch plans on the CPU: the sm_90 occupancy rule, the reachable key sets (checked both
+// ways on a grid of shapes), and the validation sweep taking every path the planners can return.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/launch_args.hpp"
+#include "core/sweep.hpp"
+#include "offsets64_cases.hpp"
+
+namespace kvbench {
+namespace {
+
+using kernels::DeviceProps;
+
+// Register caps the kernels are compiled for, read back through the rule: 5 blocks of 256
+// threads allow 48 registers, 6 allow 40, 8 allow 32 (kernels/cache_write/optimized.cu).
+TEST(Occupancy, Sm90RegisterRule) {
+  EXPECT_EQ(kernels::sm90_resident_blocks(48, 256), 5);
+  EXPECT_EQ(kernels::sm90_resident_blocks(49, 256), 4);
+  EXPECT_EQ(kernels::sm90_resident_blocks(40, 256), 6);
+  EXPECT_EQ(kernels::sm90_resident_blocks(32, 256), 8);
+  EXPECT_EQ(kernels::sm90_resident_blocks(24, 128), 16);  // warp limit: 64 / 4
+  EXPECT_EQ(kernels::sm90_resident_blocks(16, 32), 32);   // block limit
+  EXPECT_EQ(kernels::sm90_resident_blocks(30, 96), 21);   // 30 regs: 1024 per warp, 64 warps / 3
+  EXPECT_EQ(kernels::sm90_resident_blocks(128, 512), 1);
+}
+
+TEST(Occupancy, ProfilesAreKnownAndOthersNamed) {
+  EXPECT_EQ(kernels::device_profile("h200").l2_bytes, 62914560);
+  EXPECT_EQ(kernels::device_profile("h100").l2_bytes, 52428800);
+  EXPECT_EQ(kernels::device_profile("h100").sm_count, 132);
+  try {
+    kernels::device_profile("a100");
+    FAIL() << "a100 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown device profile 'a100' (expected one of h200, h100)");
+  }
+}
+
+std::vector<DeviceProps> profiles() {
+  std::vector<DeviceProps> v;
+  for (const std::string& n : kernels::device_profile_names())
+    v.push_back(kernels::device_profile(n));
+  return v;
+}
+
+// Synthetic pointers: only their alignment matters to a plan.
+template <class T = void>
+T* at(std::uintptr_t addr) {
+  return reinterpret_cast<T*>(addr);
+}
+
+// Every plan key over a grid of shapes, dtype pairs, alignments and strides wider than the
+// validation sweep can afford (int64 offsets come from strides past 2^31 elements, which cost
+// no memory here).
+std::set<std::string> concat_grid_keys(const DeviceProps& d) {
+  std::set<std::string> keys;
+  const DType ins[] = {DType::f32, DType::f16, DType::bf16};
+  const DType outs[] = {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2};
+  for (const Variant v : {Variant::seed_port, Variant::optimized})
+    for (const DType in : ins)
+      for (const DType out : outs)
+        for (const std::int64_t T : {1, 37, 1024, 4096, 16384, 131072})
+          for (const std::int64_t H : {1, 12, 128})
+            for (const auto& [N, R] :
+                 std::vector<std::pair<int, int>>{{128, 64}, {100, 28}, {127, 64}, {2048, 64}})
+              for (const bool big : {false, true})
+                for (const std::uintptr_t misalign : {0, 8}) {
+                  const std::int64_t s1 = N, s0 = big ? std::int64_t{1} << 28 : H * N;
+                  const kernels::ConcatArgs a{at(0x100000000 + misalign),
+                                              at(0x200000000),
+                                              at(0x300000000),
+                                              T,
+                                              H,
+                                              N,
+                                              R,
+                                              s0,
+                                              s1,
+                                              R,
+                                              H * (N + R),
+                                              N + R,
+                                              in,
+                                              out};
+                  const kernels::ConcatPlan p = kernels::plan_concat(a, v, d);
+                  if (p.error.empty()) keys.insert(plan_key(p, in));
+                }
+  return keys;
+}
+
+std::set<std::string> cache_grid_keys(const DeviceProps& d) {
+  std::set<std::string> keys;
+  const DType ins[] = {DType::f32, DType::f16, DType::bf16};
+  const DType outs[] = {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2};
+  for (const Variant v : {Variant::seed_port, Variant::optimized, Variant::slot_order})
+    for (const DType in : ins)
+      for (const DType out : outs)
+        for (const ScaleMode scale : {ScaleMode::none, ScaleMode::per_tensor})
+          for (const bool swa : {false, true})
+            for (const std::int64_t T : {1, 64, 1000, 3000, 6000, 8192, 40000, 131072})
+              for (const std::int64_t H : {1, 8})
+                for (const std::int64_t D : {128, 80, 36, 7})
+                  for (const bool hnd : {false, true})
+                    for (const bool big : {false, true}) {
+                      Case c;
+                      c.kernel = Kernel::cache_write;
+                      c.variant = v;
+                      c.in_dtype = in;
+                      c.out_dtype = out;
+                      c.scale = scale;
+                      c.swa = swa;
+                      c.num_tokens = T;
+                      c.num_heads = H;
+                      c.head_dim = D;
+                      c.layout = hnd ? Layout::hnd : Layout::nhd;
+                      const CacheGeometry g = cache_geometry(c);
+                      kernels::CacheWriteArgs a = cache_write_args(
+                          c, g,
+                          {at(0x100000000), at(0x200000000), at(0x300000000),
+                           at<std::int64_t>(0x400000000),
+                           swa ? at<std::int64_t>(0x500000008) : nullptr, at<float>(0x600000000),
+                           at<float>(0x700000000), at<std::int32_t>(0x800000000)});
+                      if (big) a.key_s0 = a.value_s0 = std::int64_t{1} << 28;
+                      const kernels::CacheWritePlan p = kernels::plan_cache_write(a, v, d);
+                      if (p.error.empty()) keys.insert(plan_key(p, in));
+                    }
+  return keys;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const std::string& k : s) out += "\n  " + k;
+  return out;
+}
+
+std::set<std::string> minus(const std::set<std::string>& a, const std::set<std::string>& b) {
+  std::set<std::string> d;
+  for (const std::string& k : a)
+    if (!b.count(k)) d.insert(k);
+  return d;
+}
+
+// The declared sets are honest both ways: the grid returns no key outside them, and every key
+// in them is returned somewhere on the grid.
+TEST(PlanKeys, ConcatReachableSetIsExact) {
+  std::set<std::string> found;
+  for (const DeviceProps& d : profiles())
+    for (const std::string& k : concat_grid_keys(d)) found.insert(k);
+  const std::set<std::string> declared = kernels::reachable_concat_keys();
+  EXPECT_TRUE(minus(found, declared).empty())
+      << "returned, not declared:" << join(minus(found, declared));
+  EXPECT_TRUE(minus(declared, found).empty())
+      << "declared, never returned:" << join(minus(declared, found));
+}
+
+TEST(PlanKeys, CacheWriteReachableSetIsExact) {
+  std::set<std::string> found;
+  for (const DeviceProps& d : profiles())
+    for (const std::string& k : cache_grid_keys(d)) found.insert(k);
+  const std::set<std::string> declared = kernels::reachable_cache_write_keys();
+  EXPECT_TRUE(minus(found, declared).empty())
+      << "returned, not declared:" << join(minus(found, declared));
+  EXPECT_TRUE(minus(declared, found).empty())
+      << "declared, never returned:" << join(minus(declared, found));
+}
+
+// A key with its offset type removed: int64 offsets need tensors past 2^31 elements, too large
+// for the validation sweep; the 64-bit offset GPU tests take them (next test).
+std::string without_index(std::string k) {
+  for (const std::string i : {" int32", " int64"})
+    if (const auto p = k.find(i); p != std::string::npos) k.erase(p, i.size());
+  return k;
+}
+
+std::set<std::string> without_index(const std::set<std::string>& keys) {
+  std::set<std::string> out;
+  for (const std::string& k : keys) out.insert(without_index(k));
+  return out;
+}
+
+TEST(PlanCoverage, Offsets64TestsTakeInt64Offsets) {
+  for (const DeviceProps& d : profiles()) {
+    for (const Case& c : offsets64_cases()) {
+      const std::string key = case_plan(c, d).key;
+      EXPECT_NE(key.find("int64"), std::string::npos)
+          << d.name << ": " << describe(c) << ": " << key;
+    }
+  }
+}
+
+// Every path each planner can return (offset type aside, above) is taken by some case of
+// configs/validation.yaml, under every shipped device profile.
+TEST(PlanCoverage, ValidationSweepTakesEveryPath) {
+  const Config config = load_config(std::string(KVBENCH_SOURCE_DIR) + "/configs/validation.yaml");
+  for (const DeviceProps& d : profiles()) {
+    std::set<std::string> concat, cache;
+    for (const Case& c : config.cases) {
+      const CasePlan p = case_plan(c, d);
+      ASSERT_FALSE(p.key.empty()) << describe(c) << ": " << p.text;
+      (c.kernel == Kernel::concat_mla_k ? concat : cache).insert(without_index(p.key));
+    }
+    const auto missing_concat = minus(without_index(kernels::reachable_concat_keys()), concat);
+    const auto missing_cache = minus(without_index(kernels::reachable_cache_write_keys()), cache);
+    EXPECT_TRUE(missing_concat.empty())
+        << d.name << ": concat_and_cast_mha_k paths no case of validation.yaml takes:"
+        << join(missing_concat);
+    EXPECT_TRUE(missing_cache.empty())
+        << d.name << ": reshape_and_cache_flash paths no case of validation.yaml takes:"
+        << join(missing_cache);
+  }
+}
+
+}  // namespace
+}  // namespace kvbench

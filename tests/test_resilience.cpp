@@ -1,0 +1,160 @@
+// Memory admission, sharding and sidecar checks: the pure parts of resilient sweeps.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/footprint.hpp"
+#include "core/metadata.hpp"
+#include "core/shard.hpp"
+#include "core/sidecar.hpp"
+
+namespace kvbench {
+namespace {
+
+Case cache_case(std::int64_t T, std::int64_t H, std::int64_t D) {
+  Case c;
+  c.kernel = Kernel::cache_write;
+  c.num_tokens = T;
+  c.num_heads = H;
+  c.head_dim = D;
+  return c;
+}
+
+TEST(Footprint, ConcatCountsInputsOutputsAndGuards) {
+  Case c;  // T=1 H=1 NOPE=128 ROPE=0 bf16->bf16, contiguous: k_s0 = 128
+  c.num_tokens = 4;
+  const Footprint f = case_footprint(c);
+  const std::uint64_t inputs = 4 * 128 * 2, output = (4 * 128 + 2 * 128) * 2;
+  EXPECT_EQ(f.host(), inputs + 2 * output);  // inputs, expected, actual
+  EXPECT_EQ(f.device(), inputs + output);
+  EXPECT_EQ(f.device(3), 3 * (inputs + output));  // every buffer set repeats inputs and output
+}
+
+TEST(Footprint, TheIssuesCaseNeedsMoreThanItsKeysAndValues) {
+  // T=16,777,216 H=32 D=128 bf16: keys alone are 137.4 GB, keys and values 274.9 GB.
+  const Footprint f = case_footprint(cache_case(16777216, 32, 128));
+  EXPECT_GT(f.host(), 274877906944ull + 2 * 274877906944ull);  // inputs, caches expected + actual
+  EXPECT_GT(f.device(), 2 * 274877906944ull);
+  EXPECT_LT(f.device(), f.host());
+  EXPECT_EQ(format_bytes(f.host()), "894.0 GB");  // tests/configs/too_big.yaml's first case
+  EXPECT_EQ(format_bytes(274877906944ull), "274.9 GB");
+}
+
+TEST(Footprint, GrowsWithEveryAxis) {
+  const std::uint64_t base = case_footprint(cache_case(1024, 8, 128)).host();
+  EXPECT_GT(case_footprint(cache_case(2048, 8, 128)).host(), base);
+  EXPECT_GT(case_footprint(cache_case(1024, 16, 128)).host(), base);
+  Case swa = cache_case(1024, 8, 128);
+  swa.swa = true;
+  EXPECT_GT(case_footprint(swa).host(), base);
+  Case f32 = cache_case(1024, 8, 128);
+  f32.in_dtype = DType::f32;
+  EXPECT_GT(case_footprint(f32).device(), case_footprint(cache_case(1024, 8, 128)).device());
+}
+
+TEST(Admission, RefusesWithTheNumbers) {
+  Footprint f;
+  f.host_fixed = 274900000000ull;
+  f.device_per_set = 1000;
+  EXPECT_EQ(admission_refusal(f, 1, 131200000000ull, 1ull << 40),
+            "needs 274.9 GB host memory, 131.2 GB available");
+  EXPECT_EQ(admission_refusal(f, 1, 1ull << 40, 500),
+            "needs 0.0 MB device memory, 0.0 MB available");
+  EXPECT_EQ(admission_refusal(f, 1, std::nullopt, std::nullopt), "");  // unknown: admitted
+  EXPECT_EQ(admission_refusal(f, 1, 1ull << 40, 1ull << 40), "");
+}
+
+TEST(Admission, ReadsMemAvailable) {
+  EXPECT_EQ(parse_mem_available("MemTotal: 100 kB\nMemAvailable:    2048 kB\n"), 2048u * 1024);
+  EXPECT_FALSE(parse_mem_available("MemTotal: 100 kB\n"));
+  EXPECT_TRUE(host_available_bytes().has_value());  // this machine has /proc/meminfo
+}
+
+const char* no_env(const char*) { return nullptr; }
+
+TEST(Shard, SplitIsDisjointAndCovers) {
+  std::vector<std::size_t> all(103);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::multiset<std::size_t> seen;
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t k : shard_cases(all, parse_shard(std::to_string(i) + "/4", no_env)))
+      seen.insert(k);
+  EXPECT_EQ(seen, std::multiset<std::size_t>(all.begin(), all.end()));
+  EXPECT_EQ(shard_cases({0, 1, 2, 3, 4, 5}, parse_shard("1/3", no_env)),
+            (std::vector<std::size_t>{1, 4}));
+}
+
+TEST(Shard, RefusesBadValuesNamingThem) {
+  for (const char* bad : {"2/2", "1", "a/2", "0/0", "-1/2", ""}) {
+    try {
+      parse_shard(bad, no_env);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("--shard"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Shard, Slurm) {
+  std::map<std::string, std::string> env = {{"SLURM_ARRAY_TASK_ID", "3"},
+                                            {"SLURM_ARRAY_TASK_COUNT", "4"}};
+  auto get = [&](const char* k) { return env.count(k) ? env[k].c_str() : nullptr; };
+  EXPECT_EQ(parse_shard("slurm", get).text(), "3/4");
+  env["SLURM_ARRAY_TASK_ID"] = "4";
+  env["SLURM_ARRAY_TASK_MIN"] = "1";  // --array=1-4
+  EXPECT_EQ(parse_shard("slurm", get).text(), "3/4");
+  env.erase("SLURM_ARRAY_TASK_ID");
+  EXPECT_THROW(
+      try { parse_shard("slurm", get); } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("SLURM_ARRAY_TASK_ID is not set"), std::string::npos);
+        throw;
+      },
+      std::invalid_argument);
+}
+
+std::string sidecar(std::uint64_t seed, const std::string& shard, const std::string& uuid) {
+  RunMetadata m;
+  m.config_path = "c.yaml";
+  m.config_fnv1a64 = "abc";
+  m.settings.seed = seed;
+  m.shard = shard;
+  m.started_at = "2026-01-01T00:00:0" + std::to_string(seed) + "Z";
+  m.finished_at = "2026-01-01T01:00:00Z";
+  m.cases_done = 2;
+  DeviceDetails d;
+  d.name = "GPU";
+  d.uuid = uuid;
+  m.devices = {device_entry_json(d, {}, {})};
+  return metadata_to_json(m);
+}
+
+TEST(Sidecar, ResumeNamesTheFirstDifference) {
+  EXPECT_EQ(resume_mismatch(sidecar(1, "", "u"), sidecar(1, "", "v"), "x.json"), "");
+  EXPECT_EQ(resume_mismatch(sidecar(1, "", "u"), sidecar(2, "", "u"), "x.json"),
+            "settings.seed is 1 in x.json, 2 now");
+  EXPECT_EQ(resume_mismatch(sidecar(1, "0/2", "u"), sidecar(1, "1/2", "u"), "x.json"),
+            "--shard (shard) is \"0/2\" in x.json, \"1/2\" now");
+  EXPECT_NE(resume_mismatch("{}", sidecar(1, "", "u"), "x.json").find("the config differs"),
+            std::string::npos);
+}
+
+TEST(Sidecar, DevicesAndShardRecord) {
+  const std::string s = sidecar(1, "0/2", "GPU-1");
+  EXPECT_EQ(device_identity(sidecar_devices(s).at(0)).uuid, "GPU-1");
+  const ShardRecord r = read_shard_record(s, "s.json");
+  EXPECT_EQ(r.shard, "0/2");
+  EXPECT_EQ(r.config_hash, "abc");
+  const auto merged = nlohmann::json::parse(
+      merge_sidecars({s, sidecar(2, "1/2", "GPU-2"), sidecar(3, "1/2", "GPU-2")},
+                     {"a.json", "b.json", "c.json"}, "m.csv", 6));
+  EXPECT_EQ(merged["devices"].size(), 2u);  // one entry per device and host
+  EXPECT_EQ(merged["cases_done"], 6);
+  EXPECT_EQ(merged["started_at"], "2026-01-01T00:00:01Z");
+  EXPECT_TRUE(merged["shard"].is_null());
+  EXPECT_EQ(merged["device"]["uuid"], "GPU-1");
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""`kvbench run` as a supervisor, driven by the stand-in worker (tests/workers/standin_worker.py)
+on a machine without a GPU: faults at case k, signals, --resume, --devices, --shard and merge.
+
+Usage: test_supervisor.py KVBENCH SCENARIO WORKDIR   (SCENARIO: one of SCENARIOS, or all)
+"""
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
+VALIDATION = os.path.join(ROOT, "configs", "validation.yaml")
+KVBENCH = ""
+
+
+def env(**extra):
+    e = dict(os.environ)
+    e["KVBENCH_WORKER"] = sys.executable + " " + os.path.join(HERE, "workers", "standin_worker.py")
+    e["STANDIN_KVBENCH"] = KVBENCH
+    e.update({k: str(v) for k, v in extra.items()})
+    return e
+
+
+def run(args, **extra):
+    p = subprocess.run([KVBENCH] + args, env=env(**extra), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def key(r):
+    return tuple(r[c] for c in ("kernel", "variant", "sweep", "num_tokens", "num_heads",
+                                "head_dim", "rope_dim", "block_size", "in_dtype", "out_dtype",
+                                "layout", "scale", "swa", "kv_interleaved", "strides", "slots"))
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def faults():
+    """Crash, hang, OOM kill, device fault and early exit at cases 2-10: each row says why and
+    the next case runs on a fresh worker."""
+    code, out, err = run(["run", SMOKE, "-o", "faults.csv", "--case-timeout", "2", "--case"] +
+                         [str(i) for i in range(12)],
+                         STANDIN_PLAN="2=crash,4=hang,6=kill,8=fault,10=exit")
+    check(code == 2, "exit %d, expected 2 (failed cases): %s" % (code, err))
+    r = rows("faults.csv")
+    check(len(r) == 12, "%d rows, expected 12" % len(r))
+    want = {2: "worker killed by signal 11 (Segmentation fault)",
+            4: "worker timed out after 2 s (hung?)",
+            6: "worker killed by signal 9 (out of memory?)",
+            8: "device fault: an illegal memory access was encountered",
+            10: "worker exited with status 3 before reporting the case"}
+    for i, row in enumerate(r):
+        if i in want:
+            check(row["status"] == "failed" and row["reason"] == want[i],
+                  "case %d: %s %r, expected failed %r" % (i, row["status"], row["reason"], want[i]))
+            check(row["device"] == "Stand-in GPU", "case %d: device %r" % (i, row["device"]))
+        else:
+            check(row["status"] == "passed", "case %d: %s %s" % (i, row["status"], row["reason"]))
+    meta = json.load(open("faults.csv.json"))
+    check(meta["cases_done"] == 12 and meta["cases_failed"] == 5 and meta["finished_at"],
+          "sidecar counts: %s" % meta)
+
+
+def start(args, **extra):
+    return subprocess.Popen([KVBENCH] + args, env=env(**extra), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_rows(path, n, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        if os.path.exists(path) and len(open(path).read().splitlines()) > n:
+            return
+        time.sleep(0.05)
+    raise AssertionError("%s: fewer than %d rows after %d s" % (path, n, timeout))
+
+
+def signals():
+    """SIGTERM and SIGINT: finished rows intact, sidecar finalized, exit 143 / 130; --resume
+    then runs the rest and the union equals a clean run (compare: all same)."""
+    code, _, err = run(["run", SMOKE, "-o", "clean.csv"])
+    check(code == 0, "clean run: exit %d: %s" % (code, err))
+    for sig, want in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        out = "interrupted_%d.csv" % sig
+        p = start(["run", SMOKE, "-o", out], STANDIN_DELAY=0.05)
+        wait_rows(out, 5)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=20)
+        check(p.returncode == want, "signal %d: exit %d, expected %d: %s" % (sig, p.returncode, want, err))
+        meta = json.load(open(out + ".json"))
+        done = rows(out)
+        check(meta["interrupted"] is True and meta["finished_at"], "sidecar not finalized: %s" % meta)
+        check(meta["cases_done"] == len(done) and 5 <= len(done) < 64,
+              "cases_done %d, rows %d" % (meta["cases_done"], len(done)))
+        check(open(out).read().endswith("\n"), "a half-written row")
+        code, _, err = run(["run", SMOKE, "-o", out, "--resume"])
+        check(code == 0, "--resume: exit %d: %s" % (code, err))
+        check("%d cases already in" % len(done) in err, "--resume did not skip: %s" % err)
+        check(sorted(map(key, rows(out))) == sorted(map(key, rows("clean.csv"))),
+              "resumed case set differs from the clean run's")
+        code, report, err = run(["compare", "clean.csv", out])
+        check(code == 0 and "64 same" in report, "compare: exit %d: %s %s" % (code, report, err))
+        meta = json.load(open(out + ".json"))
+        check(meta["interrupted"] is False and meta["cases_done"] == 64, "after resume: %s" % meta)
+
+
+def background():
+    """Started in the background of a non-interactive shell (SIGINT ignored): SIGINT does not
+    stop it, SIGTERM does."""
+    script = 'exec 2>/dev/null; "$0" run "$1" -o bg.csv >/dev/null & echo $! > bg.pid; wait $!; echo $? > bg.rc'
+    sh = subprocess.Popen(["sh", "-c", script, KVBENCH, SMOKE], env=env(STANDIN_DELAY=0.05))
+    wait_rows("bg.csv", 3)
+    pid = int(open("bg.pid").read())
+    os.kill(pid, signal.SIGINT)
+    time.sleep(0.5)
+    check(sh.poll() is None, "SIGINT stopped a run whose shell ignores it")
+    os.kill(pid, signal.SIGTERM)
+    sh.wait(timeout=20)
+    check(open("bg.rc").read().strip() == "143", "exit %s after SIGTERM" % open("bg.rc").read())
+    check(json.load(open("bg.csv.json"))["interrupted"] is True, "sidecar not finalized")
+
+
+def resume_mismatch():
+    """--resume refuses other settings or another config, naming what differs (exit 3)."""
+    run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1"])
+    code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1", "--resume", "--seed", "7"])
+    check(code == 3 and err.strip() == "kvbench: --resume: settings.seed is 1 in mm.csv.json, 7 now",
+          "exit %d: %r" % (code, err))
+    code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "--resume"])
+    check(code == 3 and "--case (selected_cases) is [0,1] in mm.csv.json, [0] now" in err,
+          "exit %d: %r" % (code, err))
+    code, _, err = run(["run", VALIDATION, "-o", "mm.csv", "--case", "0", "1", "--resume"])
+    check(code == 3 and "the config differs" in err, "exit %d: %r" % (code, err))
+
+
+def devices():
+    """--devices 0,0: two workers on one GPU, never timing at once; --devices 0,1: both used,
+    each row carries its device, the sidecar lists both."""
+    for spec in ("0,0", "0,1"):
+        log = "devices_%s.log" % spec.replace(",", "_")
+        out = "devices_%s.csv" % spec.replace(",", "_")
+        code, _, err = run(["run", SMOKE, "-o", out, "--devices", spec], STANDIN_DELAY=0.02,
+                           STANDIN_LOG=log)
+        check(code == 0, "--devices %s: exit %d: %s" % (spec, code, err))
+        r = rows(out)
+        check(sorted(map(key, r)) == sorted(map(key, rows_or_clean())), "case set differs")
+        spans = [line.split() for line in open(log)]
+        by_device, pids = {}, set()
+        for device, pid, _, t0, t1 in spans:
+            by_device.setdefault(device, []).append((float(t0), float(t1)))
+            pids.add(pid)
+        check(len(pids) == 2, "--devices %s: cases ran in %d workers, expected 2" % (spec, len(pids)))
+        for device, s in by_device.items():
+            s.sort()
+            for a, b in zip(s, s[1:]):
+                check(b[0] >= a[1], "two cases at once on device %s" % device)
+        meta = json.load(open(out + ".json"))
+        uuids = {d["device"]["uuid"] for d in meta["devices"]}
+        if spec == "0,1":
+            check(len(by_device) == 2 and len(uuids) == 2, "devices used: %s, sidecar: %s" % (by_device.keys(), uuids))
+            check({row["device_uuid"] for row in r} == uuids, "rows' devices differ from the sidecar's")
+
+
+def rows_or_clean():
+    if not os.path.exists("clean.csv"):
+        run(["run", SMOKE, "-o", "clean.csv"])
+    return rows("clean.csv")
+
+
+def shards():
+    """--shard 0/2 + 1/2, merged, equals the unsharded run; a missing shard is named (exit 2);
+    a shard given twice is refused, naming the duplicate cases (exit 3)."""
+    rows_or_clean()
+    for i in (0, 1):
+        code, _, err = run(["run", SMOKE, "-o", "shard%d.csv" % i, "--shard", "%d/2" % i])
+        check(code == 0, "shard %d: exit %d: %s" % (i, code, err))
+    code, _, err = run(["merge", "merged.csv", "shard1.csv", "shard0.csv"])
+    check(code == 0, "merge: exit %d: %s" % (code, err))
+    check(open("merged.csv").read() == open("clean.csv").read(), "merged CSV differs from the unsharded one")
+    meta = json.load(open("merged.csv.json"))
+    check(meta["cases"] == 64 and meta["cases_done"] == 64, "merged sidecar: %s" % meta)
+    code, _, err = run(["merge", "half.csv", "shard0.csv"])
+    check(code == 2 and "case indices missing: 1, 3, 5" in err and "(no file for shard 1 of 2)" in err,
+          "missing shard: exit %d: %r" % (code, err))
+    code, _, err = run(["merge", "half.csv", "shard0.csv", "--allow-missing"])
+    check(code == 0, "--allow-missing: exit %d" % code)
+    code, _, err = run(["merge", "dup.csv", "shard0.csv", "shard0.csv"])
+    check(code == 3 and "duplicate case keys: case 0 (" in err, "duplicate: exit %d: %r" % (code, err))
+    code, _, err = run(["run", SMOKE, "-o", "x.csv", "--shard", "slurm"])
+    check(code == 3 and "SLURM_ARRAY_TASK_ID is not set" in err, "slurm unset: %d %r" % (code, err))
+    code, out, _ = run(["list", SMOKE, "--shard", "slurm"], SLURM_ARRAY_TASK_ID=1, SLURM_ARRAY_TASK_COUNT=4)
+    check(code == 0 and [l.split()[0] for l in out.splitlines()][:3] == ["1", "5", "9"], "list --shard slurm: %r" % out[:80])
+
+
+def fatal():
+    """A worker that cannot start (no device) ends the run with exit 4 and one line."""
+    code, _, err = run(["run", SMOKE, "-o", "fatal.csv"], STANDIN_FATAL="no CUDA device: stand-in")
+    check(code == 4 and err.strip() == "kvbench: no CUDA device: stand-in", "exit %d: %r" % (code, err))
+
+
+def overhead():
+    """The supervisor's cost per case, stand-in included: at most 1 ms (validation.yaml's cases)."""
+    t0 = time.time()
+    code, _, err = run(["run", VALIDATION, "-o", "one.csv", "--case", "0"])
+    startup = time.time() - t0
+    check(code == 0, "one case: exit %d: %s" % (code, err))
+    t0 = time.time()
+    code, _, err = run(["run", VALIDATION, "-o", "all.csv"])
+    total = time.time() - t0
+    n = len(rows("all.csv"))
+    per_case_ms = 1000 * (total - startup) / (n - 1)
+    print("supervisor overhead: %.3f ms per case over %d cases (stand-in worker included)" % (per_case_ms, n))
+    check(code == 0 and n > 1000, "validation run: exit %d, %d rows: %s" % (code, n, err[-300:]))
+    check(per_case_ms <= 1.0, "%.3f ms per case, more than 1 ms" % per_case_ms)
+
+
+SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, devices, shards,
+                                     fatal, overhead)}
+
+
+def main():
+    global KVBENCH
+    KVBENCH = os.path.abspath(sys.argv[1])
+    names = list(SCENARIOS) if sys.argv[2] == "all" else [sys.argv[2]]
+    workdir = os.path.join(sys.argv[3], sys.argv[2])
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    os.chdir(workdir)
+    for name in names:
+        SCENARIOS[name]()
+        print("ok:", name, "-", SCENARIOS[name].__doc__.split("\n")[0])
+
+
+if __name__ == "__main__":
+    main()
