@@ -5,12 +5,15 @@ set -euo pipefail
 
 KVBENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KVBENCH_BUILD=${KVBENCH_BUILD:-$KVBENCH_ROOT/build}
-KVBENCH_PACKAGES=(cmake ninja-build g++ libcli11-dev libeigen3-dev libyaml-cpp-dev libfccp-dev
+KVBENCH_PACKAGES=(cmake ninja-build g++ libcli11-dev libeigen3-dev libyaml-cpp-dev
                   libgtest-dev nlohmann-json3-dev python3-matplotlib)
+# CI only (scripts/test.sh): clang's libFuzzer for scripts/fuzz.sh; the main build needs no clang.
+KVBENCH_CI_PACKAGES=(clang-14 libclang-rt-14-dev)
 
+# Installs the missing ones of KVBENCH_PACKAGES and of the package names given as arguments.
 kvbench_install_missing() {
   local missing=()
-  for p in "${KVBENCH_PACKAGES[@]}"; do
+  for p in "${KVBENCH_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then

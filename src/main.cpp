@@ -45,7 +45,11 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "Validate every case of CONFIG, time those that pass, write a CSV");
   run->add_option("config", run_args.config_path, "YAML sweep file")->required();
   run->add_option("-o,--output", run_args.output, "CSV to write (default: results/<config name>.csv)");
-  run->add_option("--seed", overrides.seed, "Input seed (overrides settings.seed)");
+  std::string seed_text;
+  run->add_option("--seed", seed_text, "Input seed (overrides settings.seed), 0 to 2^64-1");
+  run->add_option("--max-cases", run_args.max_cases,
+                  "Refuse a config expanding to more cases than this (default 100000)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--case", run_args.cases, "Run only these cases (numbers as `kvbench list` prints them)");
   add_timing_flags(run, overrides);
   add_rotation_flags(run, overrides);
@@ -74,6 +78,7 @@ int main(int argc, char** argv) {
   worker->group("");
   worker->add_option("config", worker_args.config_path)->required();
   worker->add_option("--seed", worker_args.overrides.seed);
+  worker->add_option("--max-cases", worker_args.max_cases);
   add_timing_flags(worker, worker_args.overrides);
   worker->add_option("--save-tensors", worker_args.validation.save_tensors_dir);
   worker->add_flag("--save-tensors-all", worker_args.validation.save_all);
@@ -120,7 +125,7 @@ int main(int argc, char** argv) {
   bounds->add_option("--max-tokens", max_tokens, "Only cases with num_tokens up to this (default: all)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   bounds->add_option("--variant", bounds_variant, "Only rows of this variant (e.g. optimized)");
-  bounds->add_option("--seed", overrides.seed,
+  bounds->add_option("--seed", seed_text,
                      "The run's input seed, which gives each case's slots (settings.seed; default 1)");
   add_timing_flags(bounds, overrides);
 
@@ -129,6 +134,10 @@ int main(int argc, char** argv) {
       "list", "Print the cases CONFIG expands to (with --plan, each case's launch plan)");
   list->add_option("config", config_path, "YAML sweep file")->required();
   list->add_option("--format", format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
+  std::uint64_t list_max_cases = kDefaultMaxCases;
+  list->add_option("--max-cases", list_max_cases,
+                   "Refuse a config expanding to more cases than this (default 100000)")
+      ->check(CLI::PositiveNumber);
   CLI::Option* plan_flag =
       list->add_flag("--plan", list_plan.show, "Print each case's launch plan (docs/kernels.md)");
   list->add_option("--device-profile", list_plan.device_profile,
@@ -142,6 +151,21 @@ int main(int argc, char** argv) {
       "schema", "Print the result CSV's header line (for scripts that write rows of their own)");
   schema->add_flag("--case-key", case_key, "Only the columns that name a case (the gate's key)");
 
+  // CLI11 would say "A subcommand is required" for a misspelt one; name it and the choices.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "kvbench: unknown subcommand '%s' (expected one of %s)\n", argv[1],
+                   names.c_str());
+      return kBadInput;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -153,11 +177,12 @@ int main(int argc, char** argv) {
   try {
     if (compare->parsed()) return cmd_compare(current, gate_flags);
     if (schema->parsed()) return cmd_schema(case_key);
-    if (list->parsed()) return cmd_list(config_path, format, list_plan, list_shard);
+    if (list->parsed()) return cmd_list(config_path, format, list_plan, list_shard, list_max_cases);
     if (worker->parsed()) return cmd_worker(worker_args, skip_floor);
     if (merge->parsed()) return cmd_merge(output, merge_inputs, allow_missing, merge_config);
     if (calibrate->parsed()) return cmd_calibrate(force, output);
     if (study->parsed()) return cmd_flush_study(mib, overrides);
+    if (!seed_text.empty()) overrides.seed = parse_seed_flag(seed_text);
     if (bounds->parsed()) return cmd_bounds(bounds_input, output, max_tokens, bounds_variant, overrides);
     return cmd_run(run_args);
   } catch (const NoDeviceError& e) {

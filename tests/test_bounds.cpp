@@ -99,8 +99,16 @@ TEST(Bounds, RowsWithoutTheirBytesAreRefusedByFileAndLine) {
   expect_error(one_row(100, std::nullopt), "r.csv:7: column 'written_tokens'");
   expect_error(one_row(out - 1, 16), "r.csv:7: column 'bytes': " + std::to_string(out - 1));
   ResultTable bad = one_row(2 * out, 16);
-  bad.rows[0].axes[kOut] = "int4";
+  bad.rows[0].axes.at(kOut) = "int4";
   expect_error(bad, "r.csv:7: unknown dtype 'int4'");
+  // Head counts whose products overflow 64 bits (issue 29's UBSan finding) are refused by line.
+  ResultTable huge = one_row(2 * out, 16);
+  huge.rows[0].axes.at(kH) = "999999999999999999";
+  huge.rows[0].axes.at(kD) = "999999999999999999";
+  expect_error(huge, "r.csv:7: the case's output size: ");
+  huge.rows[0].axes.at(kKernel) = "concat_and_cast_mha_k";
+  huge.rows[0].axes.at(kT) = "1";
+  expect_error(huge, "overflows 64 bits");
   ResultTable untimed = one_row(std::nullopt, std::nullopt);
   untimed.rows[0].timing.reset();  // not timed: not selected, so not an error
   EXPECT_TRUE(bound_cases(untimed, 128).empty());
@@ -141,7 +149,7 @@ TEST(Bounds, EverySizeAndOneVariantOnRequestWithTheRowsSetCount) {
 
 TEST(Bounds, ARowNamingNoCaseIsRefusedByFileAndLine) {
   ResultTable bad = one_row(8 * 16 + 2 * 16 * 2 * 8 * 128 * 2, 16);
-  bad.rows[0].axes[12] = "maybe";  // swa
+  bad.rows[0].axes.at(12) = "maybe";  // swa
   expect_error(bad, "r.csv:7: swa 'maybe' is not true or false");
 }
 

@@ -2,6 +2,7 @@
 // The small CSVs live in tests/data/gate/ (the CLI tests in CMakeLists.txt use them too).
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <string>
 
 #include "core/csv.hpp"
@@ -38,10 +39,15 @@ ResultRow timed_row(const std::string& tokens, double median, double p10, double
   return r;
 }
 
-ResultTable table(std::vector<ResultRow> rows, const std::string& path = "t.csv") {
+// Tables live to the end of the test program: reports point into them.
+const ResultTable& table(std::vector<ResultRow> rows, const std::string& path = "t.csv") {
+  static std::deque<ResultTable> tables;
   unsigned line = 2;
   for (auto& r : rows) r.line = line++;
-  return {path, std::move(rows)};
+  ResultTable t;
+  t.path = path;
+  t.rows.assign(rows.begin(), rows.end());
+  return tables.emplace_back(std::move(t));
 }
 
 Verdict only_verdict(const GateReport& r) {
@@ -91,8 +97,16 @@ TEST(Gate, EveryVerdict) {
   auto untimed = timed_row("1", 0, 0, 0);
   untimed.timing.reset();
   untimed.status = Status::not_supported;
-  EXPECT_EQ(only_verdict(run_gate(base, table({untimed}), {})), Verdict::unknown);
-  EXPECT_EQ(only_verdict(run_gate(table({untimed}), base, {})), Verdict::unknown);
+  // Timed in the baseline, untimed now: the measurement is missing (exit 2), not unknown.
+  const GateReport untimed_now = run_gate(base, table({untimed}), {});
+  EXPECT_EQ(only_verdict(untimed_now), Verdict::missing);
+  EXPECT_EQ(untimed_now.exit_code(), kGateInvalid);
+  // Untimed in the baseline: nothing to compare against, unknown.
+  const GateReport untimed_before =
+      run_gate(table({timed_row("2", 5, 5, 5), untimed}),
+               table({timed_row("2", 5, 5, 5), timed_row("1", 10, 9.9, 10.1)}), {});
+  EXPECT_EQ(untimed_before.counts.at(Verdict::unknown), 1);
+  EXPECT_EQ(untimed_before.exit_code(), kGatePass);
 
   for (Status s : {Status::incorrect, Status::failed, Status::rejected}) {
     auto bad = untimed;
@@ -123,6 +137,39 @@ TEST(Gate, ValidationFailureOutranksRegression) {
   EXPECT_EQ(r.counts.at(Verdict::incorrect), 1);
   EXPECT_EQ(r.exit_code(), kGateInvalid);
   EXPECT_EQ(r.cases.front().verdict, Verdict::incorrect);  // most severe first
+}
+
+TEST(Gate, CurrentWithoutTimedRowFails) {
+  auto base = table({timed_row("1", 10, 9.9, 10.1)});
+  auto untimed = timed_row("1", 0, 0, 0);
+  untimed.timing.reset();
+  for (Status s : {Status::not_supported, Status::passed}) {
+    untimed.status = s;
+    const GateReport r = run_gate(base, table({untimed}), {});
+    EXPECT_EQ(r.exit_code(), kGateInvalid) << to_string(s);
+    EXPECT_NE(r.summary().find("no timed row"), std::string::npos) << r.summary();
+  }
+}
+
+TEST(Gate, BaselineWithoutTimedRowIsRefused) {
+  auto untimed = timed_row("1", 0, 0, 0);
+  untimed.timing.reset();
+  untimed.status = Status::not_supported;
+  EXPECT_THROW(run_gate(table({untimed}), table({timed_row("1", 10, 9.9, 10.1)}), {}), GateError);
+  EXPECT_THROW(check_baseline(table({untimed}), {}), GateError);
+}
+
+// A row's own spread widens the band only up to kMaxNoiseBand: 10 -> 100 us with p90 = 100,000
+// is a regression, not noise.
+TEST(Gate, NoiseAllowanceIsCapped) {
+  auto base = table({timed_row("1", 10, 9.9, 10.1)});
+  const GateReport r = run_gate(base, table({timed_row("1", 100, 10, 100000)}), {});
+  EXPECT_EQ(only_verdict(r), Verdict::slower);
+  EXPECT_DOUBLE_EQ(r.cases[0].tolerance, kMaxNoiseBand);
+  EXPECT_EQ(r.exit_code(), kGateRegression);
+  double tol = 0;
+  EXPECT_EQ(judge({10, 5, 14}, {14, 10, 100}, 0.05, &tol), Verdict::same);  // 40% < cap
+  EXPECT_DOUBLE_EQ(tol, kMaxNoiseBand);
 }
 
 TEST(Gate, EmptyCurrentFailsEmptyBaselineIsRefused) {
@@ -174,7 +221,7 @@ TEST(Gate, AnotherBoardOfTheSameModelIsNamed) {
 
 TEST(Gate, VariantIsPartOfTheKey) {
   auto opt = timed_row("1", 5, 5, 5);
-  opt.axes[1] = "optimized";
+  opt.axes.at(1) = "optimized";
   const GateReport r = run_gate(table({timed_row("1", 10, 9.9, 10.1)}),
                                 table({timed_row("1", 10, 9.9, 10.1), opt}), {});
   EXPECT_EQ(r.counts.at(Verdict::same), 1);
@@ -206,7 +253,7 @@ TEST(ResultCsv, ReadsByColumnNameWithExtraColumns) {
   EXPECT_DOUBLE_EQ(base.rows[1].timing->median_us, 100.0);
   EXPECT_EQ(base.rows[3].status, Status::not_supported);
   EXPECT_FALSE(base.rows[3].timing);
-  EXPECT_NE(base.rows[3].reason.find("f32, f16"), std::string::npos);  // quoted commas
+  EXPECT_NE(base.rows[3].reason.str().find("f32, f16"), std::string::npos);  // quoted commas
   EXPECT_EQ(base.rows[0].device, "NVIDIA H200");
 }
 
@@ -214,7 +261,7 @@ TEST(ResultCsv, ReadsTheBoardWhenThereIsOne) {
   EXPECT_EQ(read_results(kData + "baseline.csv").rows[0].device_uuid, "");  // no such column
   const ResultTable h200 = read_results(std::string(KVBENCH_SOURCE_DIR) + "/results/h200/perf.csv");
   ASSERT_FALSE(h200.rows.empty());
-  EXPECT_EQ(h200.rows[0].device_uuid.rfind("GPU-", 0), 0u) << h200.rows[0].device_uuid;
+  EXPECT_EQ(h200.rows[0].device_uuid.str().rfind("GPU-", 0), 0u) << h200.rows[0].device_uuid;
 }
 
 TEST(ResultCsv, EmptyFilesHaveNoRows) {

@@ -228,7 +228,8 @@ TEST(SweepErrors, MissingFileNamesThePath) {
     load_config("/nonexistent/dir/x.yaml");
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/dir/x.yaml: cannot open config file");
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent/dir/x.yaml: cannot open config file (No such file or directory)");
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <optional>
 
 #include "cli/commands.hpp"
@@ -51,7 +52,7 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
       std::fprintf(stderr, "kvbench bounds: %s:%u: %s; left out\n", results_path.c_str(),
                    results.rows[c.row].line, why.c_str());
     }
-    std::vector<ResultRow> kept;
+    std::deque<ResultRow> kept;
     for (std::size_t i = 0; i < results.rows.size(); ++i)
       if (!drop[i]) kept.push_back(results.rows[i]);
     results.rows = std::move(kept);

@@ -23,6 +23,7 @@ struct RunArgs {
   std::string devices;             // --devices all or 0,2,5; empty: one worker, device 0
   bool resume = false;             // --resume: append the cases missing from the output
   double case_timeout_s = 900;     // --case-timeout: a worker silent this long is killed
+  std::uint64_t max_cases = kDefaultMaxCases;
 };
 int cmd_run(RunArgs args);
 
@@ -43,8 +44,9 @@ struct ListPlan {
   std::string device_profile;
 };
 // `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
+// `max_cases`: the expanded case count past which the config is refused (--max-cases).
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
-             const std::string& shard);
+             const std::string& shard, std::uint64_t max_cases);
 
 // The result CSV's header line, or with `case_key` only the columns that name a case.
 int cmd_schema(bool case_key);

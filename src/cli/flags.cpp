@@ -2,12 +2,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
+#include "core/file_io.hpp"
 #include "core/gate.hpp"
 
 namespace kvbench::cli {
@@ -93,6 +95,14 @@ void add_rotation_flags(CLI::App* cmd, Overrides& o) {
                 "in L2, caches cold (settings.hot_inputs)");
 }
 
+std::uint64_t parse_seed_flag(const std::string& text) {
+  std::uint64_t v = 0;
+  if (!parse_uint64(text, v))
+    throw std::invalid_argument("--seed: expected a non-negative integer up to "
+                                "18446744073709551615, got '" + text + "'");
+  return v;
+}
+
 double parse_threshold(std::string text) {
   if (!text.empty() && text.back() == '%') text.pop_back();
   char* end = nullptr;
@@ -102,16 +112,40 @@ double parse_threshold(std::string text) {
   return pct / 100.0;
 }
 
+void check_output_path(const std::string& flag, const std::string& path,
+                       const std::vector<std::string>& inputs) {
+  if (path.empty()) return;
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  if (!std::filesystem::is_directory(dir, ec))
+    throw std::invalid_argument(flag + " " + path + ": folder " + dir.string() +
+                                " does not exist");
+  if (std::filesystem::is_directory(p, ec))
+    throw std::invalid_argument(flag + " " + path + ": is a directory");
+  for (const std::string& in : inputs) {
+    if (in.empty()) continue;
+    const bool same = in == path || std::filesystem::equivalent(in, path, ec);
+    if (same)
+      throw std::invalid_argument(flag + " " + path + ": is also an input (" + in +
+                                  "); it would be overwritten");
+  }
+}
+
+void check_stdout() {
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw std::runtime_error("cannot write standard output");
+}
+
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
   const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
-  const GateReport report = run_gate(baseline, read_results(current_path), opt);
-  std::cout << markdown_report(report) << std::flush;
-  if (!flags.junit.empty()) {
-    std::ofstream out(flags.junit, std::ios::trunc);
-    out << junit_report(report);
-    out.close();
-    if (!out) throw std::runtime_error(flags.junit + ": cannot write the JUnit report");
-  }
+  check_output_path("--junit", flags.junit, {flags.baseline, current_path});
+  const ResultTable current = read_results(current_path);
+  const GateReport report = run_gate(baseline, current, opt);
+  markdown_report(report, std::cout);
+  check_stdout();
+  if (!flags.junit.empty()) write_file_atomic(flags.junit, junit_report(report));
   const int code = report.exit_code();
   if (code != kGatePass)
     std::fprintf(stderr, "kvbench compare: %s%s\n", report.summary().c_str(),

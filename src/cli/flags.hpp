@@ -14,7 +14,7 @@ namespace kvbench::cli {
 
 // Command-line values that override a config's `settings:` block.
 struct Overrides {
-  std::optional<std::uint64_t> seed;
+  std::optional<std::uint64_t> seed;  // from --seed through parse_seed_flag
   std::optional<std::string> mode, l2_flush;
   std::optional<int> warmup, min_samples, launches_per_sample;
   std::optional<double> min_time_s, target_noise, timeout_s;
@@ -47,5 +47,16 @@ double parse_threshold(std::string text);
 // Gates the CSV at `current_path` against `baseline` (already read): markdown on stdout, JUnit
 // if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags);
+
+// Refuses an output path (`flag`'s value) whose folder does not exist, that is a directory, or
+// that names one of `inputs` (the same file by path or by inode): before any work is done.
+void check_output_path(const std::string& flag, const std::string& path,
+                       const std::vector<std::string>& inputs);
+
+// Flushes stdout; throws std::runtime_error when what was written did not reach it (/dev/full).
+void check_stdout();
+
+// --seed: a YAML 1.2 integer in [0, 2^64-1], as settings.seed. Throws naming the flag.
+std::uint64_t parse_seed_flag(const std::string& text);
 
 }  // namespace kvbench::cli

@@ -29,8 +29,8 @@ const kernels::DeviceProps& plan_device(const std::string& profile, kernels::Dev
 }  // namespace
 
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
-             const std::string& shard) {
-  const Config config = load_config(config_path);
+             const std::string& shard, std::uint64_t max_cases) {
+  const Config config = load_config(config_path, max_cases);
   // --shard: the cases of that shard only, numbered as in the whole sweep.
   Shard s;
   if (!shard.empty()) s = parse_shard(shard, [](const char* name) { return std::getenv(name); });
@@ -59,6 +59,7 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
       std::cout << '\n';
     }
   }
+  check_stdout();
   return kOk;
 }
 

@@ -194,6 +194,7 @@ std::vector<std::string> worker_args(const RunArgs& a) {
     return std::string(buf);
   };
   if (o.seed) add("--seed", std::to_string(*o.seed));
+  if (a.max_cases != kDefaultMaxCases) add("--max-cases", std::to_string(a.max_cases));
   if (o.mode) add("--mode", *o.mode);
   if (o.l2_flush) add("--l2-flush", *o.l2_flush);
   if (o.warmup) add("--warmup", std::to_string(*o.warmup));
@@ -291,14 +292,24 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
 }  // namespace
 
 int cmd_run(RunArgs args) {
-  Config config = load_config(args.config_path);
+  Config config = load_config(args.config_path, args.max_cases);
   apply(args.overrides, config.settings);
   if (args.output.empty()) args.output = default_output(args.config_path);
-  // With --baseline, a bad baseline or threshold is reported before any GPU time is spent.
+  // With --baseline, everything checkable about the gate is checked before any GPU time is
+  // spent: the threshold, the baseline (readable, rows, a timed row, no duplicate keys) and
+  // the JUnit path (its folder exists, it is not an input).
   std::optional<ResultTable> baseline;
   if (!args.gate.baseline.empty()) {
-    parse_threshold(args.gate.threshold);
+    const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch};
+    check_output_path("--junit", args.gate.junit,
+                      {args.gate.baseline, args.output, args.config_path});
+    std::error_code ec;
+    if (args.output == args.gate.baseline ||
+        std::filesystem::equivalent(args.output, args.gate.baseline, ec))
+      throw std::invalid_argument("--output " + args.output +
+                                  ": is also the baseline; it would be overwritten");
     baseline = read_results(args.gate.baseline);
+    check_baseline(*baseline, opt);
   }
   std::vector<std::size_t> indices = selected_cases(config, args.config_path, args.cases);
   Shard shard;

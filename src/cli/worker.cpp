@@ -131,7 +131,7 @@ bool device_faulted(Row& row) {
 int cmd_worker(RunArgs args, bool skip_floor) {
   Channel channel;
   try {
-    Config config = load_config(args.config_path);
+    Config config = load_config(args.config_path, args.max_cases);
     apply(args.overrides, config.settings);
     const RunSettings& settings = config.settings;
     const DeviceInfo device = open_device();

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/checked.hpp"
 #include "core/csv.hpp"
 #include "core/types.hpp"
 
@@ -80,15 +81,17 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
       const auto out_size = static_cast<std::int64_t>(size_of(from_string<DType>(r.axes[out])));
       switch (from_string<Kernel>(r.axes[kernel])) {
         case Kernel::concat_mla_k:
-          elems = T * H * (D + std::stoll(r.axes[rope]));
+          elems = checked_mul(checked_mul(T, H), checked_add(D, std::stoll(r.axes[rope])));
           break;
         case Kernel::cache_write:
-          elems = *r.written_tokens * 2 * H * D;
+          elems = checked_mul(checked_mul(checked_mul(*r.written_tokens, 2), H), D);
           break;
       }
-      elems *= out_size;
+      elems = checked_mul(elems, out_size);
     } catch (const std::invalid_argument& e) {
       throw ResultCsvError(at + e.what());
+    } catch (const SizeOverflow& e) {
+      throw ResultCsvError(at + "the case's output size: " + e.what());
     }
     if (elems > *r.bytes)
       throw ResultCsvError(at + "column 'bytes': " + std::to_string(*r.bytes) +

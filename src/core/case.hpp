@@ -69,8 +69,13 @@ CacheGeometry cache_geometry(const Case& c);
 // Logical bytes moved (SPEC.md §4). The cache write depends on the slot data: every token reads
 // its slot_mapping entry, tokens with a slot >= 0 do one SWA lookup when SWA is on, and only
 // written tokens move K and V.
+// Each of these throws SizeOverflow (core/checked.hpp) when a size does not fit 64 bits.
 std::int64_t concat_bytes(const Case& c);
 std::int64_t cache_write_bytes(const Case& c, std::int64_t swa_lookups,
                                std::int64_t written_tokens);
+
+// Computes every size of the case (geometry and bytes, at most tokens written); throws
+// SizeOverflow naming the operands when one does not fit. The sweep parser calls it per case.
+void check_sizes(const Case& c);
 
 }  // namespace kvbench

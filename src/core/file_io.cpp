@@ -1,5 +1,13 @@
 #include "core/file_io.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,16 +16,38 @@
 namespace kvbench {
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": cannot write");
+  // A unique temporary in the target's directory (rename is atomic within one file system);
+  // concurrent writers never share it, and it is removed on every failure.
+  std::string tmp = path + ".XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
+  const auto fail = [&](const char* what, int err) {
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write" + (what[0] ? std::string(" (") + what + ": " : " (") +
+                             std::strerror(err) + ")");
+  };
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("", errno);
+    done += static_cast<std::size_t>(n);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot write: " + ec.message());
+  // mkstemp creates 0600; give the file the permissions a plain create would have.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) fail("chmod", errno);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write (" + std::strerror(err) + ")");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": cannot write (" + std::strerror(err) + ")");
+  }
 }
 
 std::string read_file(const std::string& path) {

@@ -3,27 +3,23 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <sstream>
 
 namespace kvbench {
 namespace {
 
-std::string axis(const ResultRow& row, const char* name) {
-  const auto& cols = result_axis_columns();
-  for (std::size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] == name) return row.axes[i];
-  return "";
+bool same_key(const ResultRow& a, const ResultRow& b, bool with_device) {
+  return a.axes == b.axes && (!with_device || a.device == b.device);
 }
 
-using Key = std::vector<std::string>;
-
-Key key_of(const ResultRow& row, bool with_device) {
-  Key k = row.axes;
-  if (with_device) k.push_back(row.device);
-  return k;
+std::uint64_t key_hash(const ResultRow& r, bool with_device) {
+  std::uint64_t h = r.axes.hash();
+  if (with_device) h = (h ^ r.device.id()) * 0x100000001B3ull;
+  return h;
 }
 
 std::string key_text(const ResultRow& row) {
-  return axis(row, "kernel") + " " + axis(row, "variant") + " " + axis(row, "sweep") + " " +
+  return row.axes[axis_col::kernel] + " " + row.axes[axis_col::variant] + " " + row.axes[axis_col::sweep] + " " +
          describe_axes(row) + " on '" + row.device + "'";
 }
 
@@ -52,25 +48,55 @@ int rank(Verdict v) {
   return 7;
 }
 
-// Maps each key to its row index; refuses duplicates, naming up to three of them.
-std::map<Key, std::size_t> index_rows(const ResultTable& t, bool with_device, const char* role) {
-  std::map<Key, std::size_t> index;
-  std::vector<std::string> dups;
-  std::size_t dup_count = 0;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const auto [it, inserted] = index.emplace(key_of(t.rows[i], with_device), i);
-    if (inserted) continue;
-    if (++dup_count <= 3)
-      dups.push_back("lines " + std::to_string(t.rows[it->second].line) + " and " +
-                     std::to_string(t.rows[i].line) + " (" + key_text(t.rows[i]) + ")");
+// Rows of one table by case key: (hash, row index) pairs sorted, 16 bytes a row. Refuses
+// duplicate keys, naming up to three of them in file order.
+class RowIndex {
+ public:
+  RowIndex(const ResultTable& t, bool with_device, const char* role)
+      : t_(t), with_device_(with_device) {
+    entries_.reserve(t.rows.size());
+    for (std::size_t i = 0; i < t.rows.size(); ++i)
+      entries_.emplace_back(key_hash(t.rows[i], with_device), i);
+    std::sort(entries_.begin(), entries_.end());
+    std::vector<std::pair<std::size_t, std::size_t>> dups;  // (later, earlier) row indices
+    for (std::size_t a = 0; a < entries_.size();) {
+      std::size_t b = a;
+      while (b < entries_.size() && entries_[b].first == entries_[a].first) ++b;
+      for (std::size_t j = a + 1; j < b; ++j)
+        for (std::size_t i = a; i < j; ++i)
+          if (same_key(t.rows[entries_[i].second], t.rows[entries_[j].second], with_device)) {
+            dups.emplace_back(entries_[j].second, entries_[i].second);
+            break;
+          }
+      a = b;
+    }
+    if (dups.empty()) return;
+    std::sort(dups.begin(), dups.end());
+    std::string msg = t.path + ": " + role + " has " + std::to_string(dups.size()) +
+                      " duplicate case key" + (dups.size() > 1 ? "s" : "") + ": ";
+    for (std::size_t k = 0; k < dups.size() && k < 3; ++k)
+      msg += (k ? "; " : "") + std::string("lines ") +
+             std::to_string(t.rows[dups[k].second].line) + " and " +
+             std::to_string(t.rows[dups[k].first].line) + " (" +
+             key_text(t.rows[dups[k].first]) + ")";
+    if (dups.size() > 3) msg += "; and " + std::to_string(dups.size() - 3) + " more";
+    throw GateError(msg);
   }
-  if (dup_count == 0) return index;
-  std::string msg = t.path + ": " + role + " has " + std::to_string(dup_count) +
-                    " duplicate case key" + (dup_count > 1 ? "s" : "") + ": ";
-  for (std::size_t i = 0; i < dups.size(); ++i) msg += (i ? "; " : "") + dups[i];
-  if (dup_count > dups.size()) msg += "; and " + std::to_string(dup_count - dups.size()) + " more";
-  throw GateError(msg);
-}
+
+  // The row with `r`'s key, or nullptr.
+  const ResultRow* find(const ResultRow& r) const {
+    const std::uint64_t h = key_hash(r, with_device_);
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(h, std::size_t{0}));
+    for (; it != entries_.end() && it->first == h; ++it)
+      if (same_key(t_.rows[it->second], r, with_device_)) return &t_.rows[it->second];
+    return nullptr;
+  }
+
+ private:
+  const ResultTable& t_;
+  bool with_device_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> entries_;
+};
 
 std::string percent(double fraction, bool sign) {
   char buf[32];
@@ -78,7 +104,7 @@ std::string percent(double fraction, bool sign) {
   return buf;
 }
 
-std::string micros(const std::optional<ResultRow>& r) {
+std::string micros(const ResultRow* r) {
   if (!r || !r->timing) return "";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", r->timing->median_us);
@@ -146,7 +172,7 @@ std::string message(const CaseVerdict& v) {
 double spread(const Timing& t) { return t.median_us > 0 ? (t.p90_us - t.p10_us) / t.median_us : 0; }
 
 Verdict judge(const Timing& b, const Timing& c, double threshold, double* tolerance) {
-  const double band = std::max({threshold, spread(b), spread(c)});
+  const double band = std::max(threshold, std::min(kMaxNoiseBand, std::max(spread(b), spread(c))));
   if (tolerance) *tolerance = band;
   if (c.median_us > b.median_us * (1 + band)) return Verdict::slower;
   if (b.median_us > c.median_us * (1 + band)) return Verdict::faster;
@@ -154,28 +180,45 @@ Verdict judge(const Timing& b, const Timing& c, double threshold, double* tolera
 }
 
 std::string describe_axes(const ResultRow& row) {
-  const bool concat = axis(row, "kernel") == "concat_and_cast_mha_k";
-  std::string s = "T=" + axis(row, "num_tokens") + " H=" + axis(row, "num_heads");
+  const bool concat = row.axes[axis_col::kernel] == "concat_and_cast_mha_k";
+  std::string s = "T=" + row.axes[axis_col::num_tokens] + " H=" + row.axes[axis_col::num_heads];
   if (concat) {
-    s += " NOPE=" + axis(row, "head_dim") + " ROPE=" + axis(row, "rope_dim");
+    s += " NOPE=" + row.axes[axis_col::head_dim] + " ROPE=" + row.axes[axis_col::rope_dim];
   } else {
-    s += " D=" + axis(row, "head_dim") + " BS=" + axis(row, "block_size") + " " +
-         axis(row, "layout");
+    s += " D=" + row.axes[axis_col::head_dim] + " BS=" + row.axes[axis_col::block_size] + " " +
+         row.axes[axis_col::layout];
   }
-  s += " " + axis(row, "in_dtype") + "->" + axis(row, "out_dtype") +
-       " strides=" + axis(row, "strides");
+  s += " " + row.axes[axis_col::in_dtype] + "->" + row.axes[axis_col::out_dtype] +
+       " strides=" + row.axes[axis_col::strides];
   if (!concat) {
-    s += " scale=" + axis(row, "scale") + " slots=" + axis(row, "slots");
-    if (axis(row, "swa") == "true") s += " swa";
-    if (axis(row, "kv_interleaved") == "true") s += " kv_interleaved";
+    s += " scale=" + row.axes[axis_col::scale] + " slots=" + row.axes[axis_col::slots];
+    if (row.axes[axis_col::swa] == "true") s += " swa";
+    if (row.axes[axis_col::kv_interleaved] == "true") s += " kv_interleaved";
   }
   return s;
 }
 
-GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
-                    const GateOptions& opt) {
+namespace {
+
+// check_baseline's checks, returning the baseline's index (built once: it is the costly part).
+RowIndex checked_baseline(const ResultTable& baseline, const GateOptions& opt) {
   if (baseline.rows.empty())
     throw GateError(baseline.path + ": baseline has no rows; nothing to gate against");
+  if (std::none_of(baseline.rows.begin(), baseline.rows.end(),
+                   [](const ResultRow& r) { return r.timing.has_value(); }))
+    throw GateError(baseline.path + ": baseline has no timed row; nothing to gate against");
+  return RowIndex(baseline, !opt.allow_device_mismatch, "baseline");
+}
+
+}  // namespace
+
+void check_baseline(const ResultTable& baseline, const GateOptions& opt) {
+  checked_baseline(baseline, opt);
+}
+
+GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
+                    const GateOptions& opt) {
+  const RowIndex base_index = checked_baseline(baseline, opt);
   if (!opt.allow_device_mismatch) {
     std::set<std::string> base_devices;
     for (const auto& r : baseline.rows) base_devices.insert(r.device);
@@ -185,9 +228,7 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                         " ran on '" + r.device + "', the baseline " + baseline.path + " on '" +
                         *base_devices.begin() + "' (--allow-device-mismatch compares anyway)");
   }
-  const bool with_device = !opt.allow_device_mismatch;
-  const auto base_index = index_rows(baseline, with_device, "baseline");
-  const auto cur_index = index_rows(current, with_device, "current");
+  const RowIndex cur_index(current, !opt.allow_device_mismatch, "current");
 
   GateReport rep;
   rep.baseline_path = baseline.path;
@@ -195,16 +236,23 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
   rep.baseline_rows = baseline.rows.size();
   rep.current_rows = current.rows.size();
   rep.threshold = opt.threshold;
+  rep.cases.reserve(current.rows.size());
   for (const auto& cur : current.rows) {
     CaseVerdict v;
-    v.current = cur;
-    const auto it = base_index.find(key_of(cur, with_device));
-    if (it != base_index.end()) v.baseline = baseline.rows[it->second];
+    v.current = &cur;
+    v.baseline = base_index.find(cur);
+    rep.current_timed += cur.timing.has_value();
     if (is_failure(cur.status)) {
       v.verdict = Verdict::incorrect;
       v.note = std::string(to_string(cur.status)) + (cur.reason.empty() ? "" : ": " + cur.reason);
     } else if (!v.baseline) {
       v.verdict = Verdict::added;
+    } else if (v.baseline->timing && v.baseline->timing->median_us > 0 && !cur.timing) {
+      // Timed before, not now: the measurement is missing (exit 2), not merely unknown.
+      v.verdict = Verdict::missing;
+      v.note = "timed in the baseline, not in the current run (" +
+               std::string(to_string(cur.status)) + (cur.reason.empty() ? "" : ": " + cur.reason) +
+               ")";
     } else if (!v.baseline->timing || !cur.timing || v.baseline->timing->median_us <= 0) {
       v.verdict = Verdict::unknown;
       v.note = "not timed: baseline " + std::string(to_string(v.baseline->status)) + ", current " +
@@ -217,10 +265,10 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
     rep.cases.push_back(std::move(v));
   }
   for (const auto& base : baseline.rows) {
-    if (cur_index.count(key_of(base, with_device))) continue;
+    if (cur_index.find(base)) continue;
     CaseVerdict v;
     v.verdict = Verdict::missing;
-    v.baseline = base;
+    v.baseline = &base;
     v.note = current.rows.empty() ? "the current CSV has no rows" : "not in the current CSV";
     rep.cases.push_back(std::move(v));
   }
@@ -254,7 +302,8 @@ int GateReport::exit_code() const {
     auto it = counts.find(v);
     return it == counts.end() ? 0 : it->second;
   };
-  if (current_rows == 0 || n(Verdict::incorrect) > 0 || n(Verdict::missing) > 0)
+  if (current_rows == 0 || current_timed == 0 || n(Verdict::incorrect) > 0 ||
+      n(Verdict::missing) > 0)
     return kGateInvalid;
   if (n(Verdict::slower) > 0) return kGateRegression;
   return kGatePass;
@@ -275,33 +324,43 @@ std::string GateReport::summary() const {
     case kGateRegression:
       return s + " -> FAIL (exit 1: performance regression)";
     default:
-      return s + (current_rows == 0 ? " -> FAIL (exit 2: the current CSV has no rows)"
-                                    : " -> FAIL (exit 2: incorrect or missing cases)");
+      if (current_rows == 0) return s + " -> FAIL (exit 2: the current CSV has no rows)";
+      if (current_timed == 0) return s + " -> FAIL (exit 2: the current CSV has no timed row)";
+      return s + " -> FAIL (exit 2: incorrect or missing cases)";
   }
 }
 
-std::string markdown_report(const GateReport& r) {
-  std::string s = "### kvbench compare: " + r.summary() + "\n\n";
-  s += "Baseline `" + r.baseline_path + "` (" + std::to_string(r.baseline_rows) +
-       " rows), current `" + r.current_path + "` (" + std::to_string(r.current_rows) +
-       " rows); threshold " + percent(r.threshold, false) +
-       " or the rows' own p10-p90 spread, whichever is larger.\n\n";
-  if (!r.board_note.empty()) s += "Note: " + r.board_note + ".\n\n";
-  s += "| verdict | kernel | variant | sweep | case | device | baseline us | current us | change | "
-       "tolerance | note |\n";
-  s += "|---|---|---|---|---|---|---:|---:|---:|---:|---|\n";
+void markdown_report(const GateReport& r, std::ostream& out) {
+  out << "### kvbench compare: " << r.summary() << "\n\n";
+  out << "Baseline `" << r.baseline_path << "` (" << r.baseline_rows << " rows), current `"
+      << r.current_path << "` (" << r.current_rows << " rows); threshold "
+      << percent(r.threshold, false)
+      << " or the rows' own p10-p90 spread (at most " << percent(kMaxNoiseBand, false)
+      << "), whichever is larger.\n\n";
+  if (!r.board_note.empty()) out << "Note: " << r.board_note << ".\n\n";
+  out << "| verdict | kernel | variant | sweep | case | device | baseline us | current us | "
+         "change | tolerance | note |\n";
+  out << "|---|---|---|---|---|---|---:|---:|---:|---:|---|\n";
   for (const auto& v : r.cases) {
     const ResultRow& row = any_row(v);
     const bool verdict_bold = v.verdict == Verdict::slower || v.verdict == Verdict::incorrect ||
                               v.verdict == Verdict::missing;
     const std::string name(to_string(v.verdict));
-    s += "| " + (verdict_bold ? "**" + name + "**" : name) + " | " + cell(axis(row, "kernel")) +
-         " | " + cell(axis(row, "variant")) + " | " + cell(axis(row, "sweep")) + " | " +
-         cell(describe_axes(row)) + " | " + cell(row.device) + " | " + micros(v.baseline) + " | " +
-         micros(v.current) + " | " + change_text(v) + " | " +
-         (v.tolerance > 0 ? percent(v.tolerance, false) : "") + " | " + cell(v.note) + " |\n";
+    out << "| " << (verdict_bold ? "**" + name + "**" : name) << " | "
+        << cell(row.axes[axis_col::kernel]) << " | " << cell(row.axes[axis_col::variant]) << " | "
+        << cell(row.axes[axis_col::sweep]) << " | " << cell(describe_axes(row)) << " | "
+        << cell(row.device) << " | " << micros(v.baseline) << " | " << micros(v.current)
+        << " | " << change_text(v) << " | "
+        << (v.tolerance > 0 ? percent(v.tolerance, false) : "") << " | " << cell(v.note)
+        << " |\n";
   }
-  return s + "\n" + r.summary() + "\n";
+  out << "\n" << r.summary() << "\n";
+}
+
+std::string markdown_report(const GateReport& r) {
+  std::ostringstream out;
+  markdown_report(r, out);
+  return out.str();
 }
 
 std::string junit_report(const GateReport& r) {
@@ -323,9 +382,9 @@ std::string junit_report(const GateReport& r) {
     const double secs = v.current && v.current->timing ? v.current->timing->median_us * 1e-6 : 0;
     char time[32];
     std::snprintf(time, sizeof time, "%.9f", secs);
-    s += "    <testcase classname=\"kvbench." + xml(axis(row, "kernel")) + "." +
-         xml(axis(row, "variant")) + "\" name=\"" +
-         xml(axis(row, "sweep") + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
+    s += "    <testcase classname=\"kvbench." + xml(row.axes[axis_col::kernel]) + "." +
+         xml(row.axes[axis_col::variant]) + "\" name=\"" +
+         xml(row.axes[axis_col::sweep] + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
     const std::string msg = xml(message(v));
     const std::string type(to_string(v.verdict));
     if (v.verdict == Verdict::slower || v.verdict == Verdict::incorrect ||

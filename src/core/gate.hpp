@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ class GateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The largest noise allowance a row's own p10-p90 spread can claim (50%): a case whose spread is
+// wider than that is not measured well enough to hide a regression behind (docs/gate.md).
+inline constexpr double kMaxNoiseBand = 0.5;
+
 struct GateOptions {
   double threshold = 0.05;             // relative change below which a case is "same"
   bool allow_device_mismatch = false;  // match rows across devices (device leaves the key)
@@ -37,7 +42,8 @@ struct GateOptions {
 
 struct CaseVerdict {
   Verdict verdict = Verdict::unknown;
-  std::optional<ResultRow> baseline, current;
+  const ResultRow* baseline = nullptr;  // rows of the tables given to run_gate, which must
+  const ResultRow* current = nullptr;   // outlive the report
   double ratio = 0;      // current / baseline median, when both were timed
   double tolerance = 0;  // the band the ratio was judged against
   std::string note;      // why, for unknown / incorrect / missing rows
@@ -46,6 +52,7 @@ struct CaseVerdict {
 struct GateReport {
   std::string baseline_path, current_path;
   std::size_t baseline_rows = 0, current_rows = 0;
+  std::size_t current_timed = 0;  // current rows with a median
   double threshold = 0;
   std::vector<CaseVerdict> cases;  // most severe first, then in file order
   std::map<Verdict, int> counts;
@@ -59,20 +66,30 @@ struct GateReport {
 // Relative p10–p90 spread of a timing: its own noise.
 double spread(const Timing& t);
 
-// Same / faster / slower for two timed rows. The band is the largest of `threshold` and both
-// rows' spreads; slower when current > baseline·(1 + band), faster when baseline >
+// Same / faster / slower for two timed rows. The band is the larger of `threshold` and both
+// rows' spreads, the spreads capped at kMaxNoiseBand; slower when current > baseline·(1 + band), faster when baseline >
 // current·(1 + band) (symmetric in the ratio). Writes the band to *tolerance.
 Verdict judge(const Timing& baseline, const Timing& current, double threshold, double* tolerance);
 
-// Throws GateError for an empty baseline, duplicate case keys in either file (naming them), or,
-// unless allowed, a current device that the baseline never ran on.
+// Throws GateError for a baseline that cannot be gated against: no rows, no timed row, or
+// duplicate case keys (naming them). `run --baseline` calls it before the sweep.
+void check_baseline(const ResultTable& baseline, const GateOptions& opt);
+
+// Throws GateError for what check_baseline refuses, duplicate case keys in the current file,
+// or, unless allowed, a current device that the baseline never ran on. The report points into
+// both tables.
 GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                     const GateOptions& opt);
+// The report would point into a temporary: refused at compile time.
+GateReport run_gate(ResultTable&&, const ResultTable&, const GateOptions&) = delete;
+GateReport run_gate(const ResultTable&, ResultTable&&, const GateOptions&) = delete;
+GateReport run_gate(ResultTable&&, ResultTable&&, const GateOptions&) = delete;
 
 // "T=128 H=8 D=128 BS=16 bf16->bf16 ..." from a row's axes: the case without kernel/variant/sweep.
 std::string describe_axes(const ResultRow& row);
 
 std::string markdown_report(const GateReport& r);
+void markdown_report(const GateReport& r, std::ostream& out);  // streamed, for large reports
 std::string junit_report(const GateReport& r);
 
 }  // namespace kvbench

@@ -1,90 +1,180 @@
 #include "core/result_csv.hpp"
 
-// fccp's strncpy of file names trips GCC's truncation analysis once inlined (it terminates the
-// buffer itself); silenced for this header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-truncation"
-#include <libfccp/csv.h>
-#pragma GCC diagnostic pop
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
+#include <climits>
 #include <cmath>
-#include <cstdint>
 #include <cstdlib>
-#include <tuple>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
 
 #include "core/csv.hpp"
 
 namespace kvbench {
 namespace {
 
-// The columns the gate reads. fccp wants their count at compile time, hence literals here and
-// not case_columns(); test_gate checks the axis part equals it.
-constexpr std::array<const char*, 16> kAxisColumns = {
+// The interned strings: index 0 is "". A deque keeps references stable as it grows.
+struct Pool {
+  std::mutex mutex;
+  std::deque<std::string> strings{std::string()};
+  std::unordered_map<std::string_view, std::uint32_t> ids{{std::string_view(), 0}};
+};
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: rows may outlive static destruction order
+  return *p;
+}
+
+// The columns the gate reads, by name.
+constexpr std::array<const char*, AxisValues::kCount> kAxisColumns = {
     "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
     "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
     "swa",      "kv_interleaved", "strides",  "slots"};
-constexpr std::array<const char*, 11> kOtherColumns = {
-    "schema_version", "status",      "reason", "median_us",     "p10_us",
-    "p90_us",         "device",      "device_uuid", "bytes", "written_tokens", "buffer_sets"};
-// Read when present (the gate's board note, `kvbench bounds`' byte split, schema 2's set
-// count), not required.
-constexpr std::array<const char*, 4> kOptionalColumns = {"device_uuid", "bytes", "written_tokens",
-                                                         "buffer_sets"};
-constexpr std::size_t kColumns = kAxisColumns.size() + kOtherColumns.size();
-// Axis columns that hold integers, checked so a garbled value is reported, not keyed.
-constexpr std::array<const char*, 5> kIntegerAxes = {"num_tokens", "num_heads", "head_dim",
-                                                     "rope_dim", "block_size"};
-
-using Reader = io::CSVReader<kColumns, io::trim_chars<' '>, io::double_quote_escape<',', '"'>>;
-using Fields = std::array<std::string, kColumns>;
-
-std::array<const char*, kColumns> column_names() {
-  std::array<const char*, kColumns> names{};
-  std::size_t i = 0;
-  for (const char* c : kAxisColumns) names[i++] = c;
-  for (const char* c : kOtherColumns) names[i++] = c;
-  return names;
+constexpr bool same_text(const char* a, const char* b) {
+  return *a == *b && (*a == 0 || same_text(a + 1, b + 1));
 }
+static_assert(same_text(kAxisColumns[axis_col::num_tokens], "num_tokens") &&
+                  same_text(kAxisColumns[axis_col::out_dtype], "out_dtype") &&
+                  same_text(kAxisColumns[axis_col::slots], "slots"),
+              "axis_col follows kAxisColumns");
+enum Other : std::size_t {
+  kSchemaCol, kStatusCol, kReasonCol, kMedianCol, kP10Col, kP90Col, kDeviceCol, kUuidCol,
+  kBytesCol, kWrittenCol, kSetsCol, kOtherCount
+};
+constexpr std::array<const char*, kOtherCount> kOtherColumns = {
+    "schema_version", "status", "reason", "median_us",     "p10_us",
+    "p90_us",         "device", "device_uuid", "bytes", "written_tokens", "buffer_sets"};
+// Read when present (the gate's board note, `kvbench bounds`' byte split, schema 2's set count),
+// not required.
+bool optional_column(std::size_t other) {
+  return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol;
+}
+// Axis columns that hold integers, checked so a garbled value is reported, not keyed.
+bool integer_axis(std::size_t axis) { return axis >= 3 && axis <= 7; }
 
-std::string where(const std::string& path, unsigned line) {
+std::string where(const std::string& path, unsigned long long line) {
   return path + ":" + std::to_string(line) + ": ";
 }
 
-ResultCsvError missing_column(const std::string& path, const std::string& column) {
-  return ResultCsvError(where(path, 1) + "missing column '" + column +
-                        "' in the header (is this a kvbench result CSV?)");
+using ReadFn = std::function<std::size_t(char*, std::size_t)>;
+
+// Lines of the input, read in blocks; a line is returned without its '\n' and '\r'.
+class LineSource {
+ public:
+  LineSource(ReadFn read, const std::string& path) : read_(std::move(read)), path_(path) {
+    buf_.resize(1 << 16);
+  }
+
+  bool next(std::string_view& out) {
+    line_.clear();
+    while (true) {
+      if (begin_ < end_) {
+        const char* start = buf_.data() + begin_;
+        const void* nl = std::memchr(start, '\n', end_ - begin_);
+        if (nl) {
+          const std::size_t len = static_cast<const char*>(nl) - start;
+          ++number_;
+          begin_ += len + 1;
+          if (line_.empty()) {
+            out = std::string_view(start, len);
+          } else {
+            append(start, len);
+            out = line_;
+          }
+          check_length(out.size());
+          if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+          return true;
+        }
+        append(start, end_ - begin_);
+        begin_ = end_;
+      }
+      if (eof_) break;
+      begin_ = 0;
+      end_ = read_(buf_.data(), buf_.size());
+      if (end_ == 0) eof_ = true;
+    }
+    if (line_.empty()) return false;
+    ++number_;  // a last line without '\n'
+    out = line_;
+    if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+    return true;
+  }
+
+  unsigned long long number() const { return number_; }
+
+ private:
+  void append(const char* p, std::size_t n) {
+    check_length(line_.size() + n);
+    line_.append(p, n);
+  }
+  void check_length(std::size_t n) const {
+    if (n > kMaxResultLine)
+      throw ResultCsvError(where(path_, number_ + 1) + "line longer than " +
+                           std::to_string(kMaxResultLine) + " bytes (is this a result CSV?)");
+  }
+
+  ReadFn read_;
+  const std::string& path_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  std::string line_;
+  unsigned long long number_ = 0;
+};
+
+// RFC 4180 fields of one line (no line breaks inside quotes: the writer replaces them); spaces
+// around a field are trimmed. Fields are kept in `f` (reused), their count returned.
+std::size_t split(std::string_view line, std::vector<std::string>& f, const std::string& at) {
+  std::size_t n = 0, i = 0;
+  const std::size_t len = line.size();
+  while (true) {
+    if (n == f.size()) f.emplace_back();
+    std::string& field = f[n++];
+    field.clear();
+    while (i < len && line[i] == ' ') ++i;
+    if (i < len && line[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= len) throw ResultCsvError(at + "quoted field not closed (truncated line?)");
+        if (line[i] == '"') {
+          if (i + 1 < len && line[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += line[i++];
+      }
+      while (i < len && line[i] == ' ') ++i;
+      if (i < len && line[i] != ',')
+        throw ResultCsvError(at + "text after a quoted field in field " + std::to_string(n));
+    } else {
+      const std::size_t start = i;
+      while (i < len && line[i] != ',') ++i;
+      std::size_t stop = i;
+      while (stop > start && line[stop - 1] == ' ') --stop;
+      field.assign(line.data() + start, stop - start);
+    }
+    if (i >= len) return n;
+    ++i;  // the comma
+  }
 }
 
-// fccp's exceptions carry the file and line in English prose; restate them as FILE:LINE: text.
-[[noreturn]] void rethrow_fccp(const std::string& path, const io::error::base& e) {
-  if (auto* m = dynamic_cast<const io::error::missing_column_in_header*>(&e))
-    throw missing_column(path, m->column_name);
-  if (auto* d = dynamic_cast<const io::error::duplicated_column_in_header*>(&e))
-    throw ResultCsvError(where(path, 1) + "column '" + d->column_name +
-                         "' appears twice in the header");
-  if (auto* f = dynamic_cast<const io::error::too_few_columns*>(&e))
-    throw ResultCsvError(where(path, static_cast<unsigned>(f->file_line)) +
-                         "too few columns (truncated line?)");
-  if (auto* f = dynamic_cast<const io::error::too_many_columns*>(&e))
-    throw ResultCsvError(where(path, static_cast<unsigned>(f->file_line)) + "too many columns");
-  if (auto* f = dynamic_cast<const io::error::escaped_string_not_closed*>(&e))
-    throw ResultCsvError(where(path, static_cast<unsigned>(f->file_line)) +
-                         "quoted field not closed (truncated line?)");
-  if (dynamic_cast<const io::error::can_not_open_file*>(&e))
-    throw ResultCsvError(path + ": cannot open result CSV");
-  throw ResultCsvError(path + ": " + e.what());
-}
-
-// A non-negative finite number, or nothing when the field is empty.
+// A finite non-negative decimal number, or nothing when the field is empty.
 std::optional<double> number(const std::string& text, const std::string& at, const char* column) {
   if (text.empty()) return std::nullopt;
+  const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
   errno = 0;
   char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0)
+  const double v = decimal ? std::strtod(text.c_str(), &end) : 0;
+  if (!decimal || errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0)
     throw ResultCsvError(at + "column '" + column + "': '" + text +
                          "' is not a non-negative number");
   return v;
@@ -93,7 +183,9 @@ std::optional<double> number(const std::string& text, const std::string& at, con
 void check_integer(const std::string& text, const std::string& at, const char* column) {
   const bool ok = !text.empty() && text.size() <= 18 &&
                   text.find_first_not_of("0123456789") == std::string::npos;
-  if (!ok) throw ResultCsvError(at + "column '" + column + "': '" + text + "' is not an integer");
+  if (!ok)
+    throw ResultCsvError(at + "column '" + column + "': '" + text +
+                         "' is not an integer (up to 18 digits)");
 }
 
 // A non-negative integer, or nothing when the field is empty.
@@ -104,97 +196,231 @@ std::optional<std::int64_t> integer(const std::string& text, const std::string& 
   return std::stoll(text);
 }
 
-bool optional_column(const char* c) {
-  for (const char* o : kOptionalColumns)
-    if (std::string(o) == c) return true;
-  return false;
+std::string format_us(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
-// First pass: only schema_version, so a CSV of another schema is refused for that reason and
-// not for whichever of its columns happens to differ.
-void check_schema(const std::string& path) {
-  io::CSVReader<1, io::trim_chars<' '>, io::double_quote_escape<',', '"'>> in(path);
-  std::string version;
-  try {
-    in.read_header(io::ignore_extra_column, "schema_version");
-  } catch (const io::error::header_missing&) {
-    return;  // zero bytes: no rows
-  } catch (const io::error::base& e) {
-    rethrow_fccp(path, e);
-  }
-  try {
-    while (in.read_row(version)) {
-      if (version != "1" && version != std::to_string(kSchemaVersion))
-        throw ResultCsvError(where(path, in.get_file_line()) + "column 'schema_version': '" +
-                             version + "', but this kvbench reads schemas 1 to " +
-                             std::to_string(kSchemaVersion));
+ResultTable read_lines(LineSource& src, const std::string& path) {
+  ResultTable table;
+  table.path = path;
+  std::vector<std::string> f;
+  std::string_view line;
+
+  // The header: the first non-blank line (a UTF-8 byte order mark is skipped).
+  bool have_header = false;
+  while (src.next(line)) {
+    if (src.number() == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+    if (!line.empty()) {
+      have_header = true;
+      break;
     }
-  } catch (const io::error::base& e) {
-    rethrow_fccp(path, e);
   }
+  if (!have_header) return table;  // zero bytes: no rows
+  const std::string header_at = where(path, src.number());
+  const std::size_t width = split(line, f, header_at);
+  constexpr std::size_t kNone = SIZE_MAX;
+  std::array<std::size_t, AxisValues::kCount> axis_pos;
+  std::array<std::size_t, kOtherCount> other_pos;
+  axis_pos.fill(kNone);
+  other_pos.fill(kNone);
+  for (std::size_t i = 0; i < width; ++i) {
+    std::size_t* slot = nullptr;
+    for (std::size_t a = 0; a < kAxisColumns.size(); ++a)
+      if (f[i] == kAxisColumns[a]) slot = &axis_pos[a];
+    for (std::size_t o = 0; o < kOtherColumns.size(); ++o)
+      if (f[i] == kOtherColumns[o]) slot = &other_pos[o];
+    if (!slot) continue;
+    if (*slot != kNone)
+      throw ResultCsvError(header_at + "column '" + f[i] + "' appears twice in the header");
+    *slot = i;
+  }
+  const auto missing_column = [&](const char* column) {
+    return ResultCsvError(where(path, 1) + "missing column '" + column +
+                          "' in the header (is this a kvbench result CSV?)");
+  };
+  if (other_pos[kSchemaCol] == kNone) throw missing_column("schema_version");
+  // Other missing columns are reported after the first row's schema check, so a CSV of another
+  // schema is refused for that reason and not for whichever of its columns differs.
+  const char* missing = nullptr;
+  for (std::size_t a = 0; a < kAxisColumns.size() && !missing; ++a)
+    if (axis_pos[a] == kNone) missing = kAxisColumns[a];
+  for (std::size_t o = 0; o < kOtherColumns.size() && !missing; ++o)
+    if (other_pos[o] == kNone && !optional_column(o)) missing = kOtherColumns[o];
+
+  static const std::string kEmpty;
+  const std::string schema = std::to_string(kSchemaVersion);
+  // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
+  // column skips the interning table's lookup.
+  std::array<std::pair<std::string, Text>, AxisValues::kCount + 3> last;
+  const auto intern = [&last](std::size_t slot, const std::string& v) {
+    auto& [text, id] = last[slot];
+    if (text != v || (id.empty() && !v.empty())) {
+      text = v;
+      id = Text(v);
+    }
+    return id;
+  };
+  while (src.next(line)) {
+    if (line.empty()) continue;
+    if (src.number() > UINT_MAX)
+      throw ResultCsvError(where(path, src.number()) + "more lines than a result CSV may have");
+    const std::string at = where(path, src.number());
+    const std::size_t n = split(line, f, at);
+    if (n > other_pos[kSchemaCol] && f[other_pos[kSchemaCol]] != "1" &&
+        f[other_pos[kSchemaCol]] != schema)
+      throw ResultCsvError(at + "column 'schema_version': '" + f[other_pos[kSchemaCol]] +
+                           "', but this kvbench reads schemas 1 to " + schema);
+    if (missing) throw missing_column(missing);
+    if (n < width) throw ResultCsvError(at + "too few columns (truncated line?)");
+    if (n > width) throw ResultCsvError(at + "too many columns");
+    const auto field = [&](std::size_t other) -> const std::string& {
+      return other_pos[other] == kNone ? kEmpty : f[other_pos[other]];
+    };
+
+    ResultRow row;
+    row.line = static_cast<unsigned>(src.number());
+    for (std::size_t a = 0; a < kAxisColumns.size(); ++a) {
+      const std::string& v = f[axis_pos[a]];
+      if (integer_axis(a)) check_integer(v, at, kAxisColumns[a]);
+      row.axes.at(a) = intern(a, v);
+    }
+    try {
+      row.status = from_string<Status>(field(kStatusCol));
+    } catch (const std::invalid_argument& e) {
+      throw ResultCsvError(at + "column 'status': " + e.what());
+    }
+    row.reason = intern(AxisValues::kCount, field(kReasonCol));
+    const auto median = number(field(kMedianCol), at, "median_us");
+    const auto p10 = number(field(kP10Col), at, "p10_us");
+    const auto p90 = number(field(kP90Col), at, "p90_us");
+    if (median) {
+      if (!p10 || !p90)
+        throw ResultCsvError(at + "column '" + std::string(p10 ? "p90_us" : "p10_us") +
+                             "': empty, but median_us is set");
+      if (*p10 > *p90)
+        throw ResultCsvError(at + "column 'p10_us': " + format_us(*p10) + " is above p90_us " +
+                             format_us(*p90));
+      if (*median < *p10 || *median > *p90)
+        throw ResultCsvError(at + "column 'median_us': " + format_us(*median) +
+                             " is outside p10_us..p90_us [" + format_us(*p10) + ", " +
+                             format_us(*p90) + "]");
+      row.timing = Timing{*median, *p10, *p90};
+    } else if (p10 || p90) {
+      throw ResultCsvError(at + "column 'median_us': empty, but " + (p10 ? "p10_us" : "p90_us") +
+                           " is set");
+    }
+    row.device = intern(AxisValues::kCount + 1, field(kDeviceCol));
+    row.device_uuid = intern(AxisValues::kCount + 2, field(kUuidCol));
+    row.bytes = integer(field(kBytesCol), at, "bytes");
+    row.written_tokens = integer(field(kWrittenCol), at, "written_tokens");
+    // Schema 1 has no buffer_sets: one set, as every schema-1 run timed.
+    const auto sets = integer(field(kSetsCol), at, "buffer_sets");
+    if (sets && *sets < 1)
+      throw ResultCsvError(at + "column 'buffer_sets': '" + field(kSetsCol) + "' is not positive");
+    row.buffer_sets = sets ? static_cast<int>(std::min<std::int64_t>(*sets, 1 << 30)) : 1;
+    table.rows.push_back(std::move(row));
+  }
+  if (missing) throw missing_column(missing);
+  return table;
 }
+
+// Closes the descriptor on every path.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 }  // namespace
 
-ResultTable read_results(const std::string& path) {
-  ResultTable table;
-  table.path = path;
-  try {
-    check_schema(path);
-    Reader in(path);
-    const auto names = column_names();
-    try {
-      std::apply(
-          [&](auto... n) {
-            in.read_header(io::ignore_extra_column | io::ignore_missing_column, n...);
-          },
-          names);
-    } catch (const io::error::header_missing&) {
-      return table;  // zero bytes: no rows
-    }
-    for (const char* c : names)
-      if (!optional_column(c) && !in.has_column(c)) throw missing_column(path, c);
-    Fields f;
-    while (std::apply([&](auto&... v) { return in.read_row(v...); }, f)) {
-      ResultRow row;
-      row.line = in.get_file_line();
-      const std::string at = where(path, row.line);
-      const std::size_t n_axes = kAxisColumns.size();
-      row.axes.assign(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(n_axes));
-      for (const char* col : kIntegerAxes)
-        for (std::size_t i = 0; i < n_axes; ++i)
-          if (std::string(kAxisColumns[i]) == col) check_integer(f[i], at, col);
-      // f[n_axes] is schema_version, checked by check_schema().
-      try {
-        row.status = from_string<Status>(f[n_axes + 1]);
-      } catch (const std::invalid_argument& e) {
-        throw ResultCsvError(at + "column 'status': " + e.what());
-      }
-      row.reason = f[n_axes + 2];
-      const auto median = number(f[n_axes + 3], at, "median_us");
-      const auto p10 = number(f[n_axes + 4], at, "p10_us");
-      const auto p90 = number(f[n_axes + 5], at, "p90_us");
-      if (median) {
-        if (!p10 || !p90)
-          throw ResultCsvError(at + "column '" + std::string(p10 ? "p90_us" : "p10_us") +
-                               "': empty, but median_us is set");
-        row.timing = Timing{*median, *p10, *p90};
-      }
-      row.device = f[n_axes + 6];
-      row.device_uuid = f[n_axes + 7];
-      row.bytes = integer(f[n_axes + 8], at, "bytes");
-      row.written_tokens = integer(f[n_axes + 9], at, "written_tokens");
-      // Schema 1 has no buffer_sets: one set, as every schema-1 run timed.
-      const auto sets = integer(f[n_axes + 10], at, "buffer_sets");
-      if (sets && *sets < 1)
-        throw ResultCsvError(at + "column 'buffer_sets': '" + f[n_axes + 10] + "' is not positive");
-      row.buffer_sets = sets ? static_cast<int>(std::min<std::int64_t>(*sets, 1 << 30)) : 1;
-      table.rows.push_back(std::move(row));
-    }
-  } catch (const io::error::base& e) {
-    rethrow_fccp(path, e);
+Text::Text(std::string_view s) {
+  if (s.empty()) return;
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  const auto it = p.ids.find(s);
+  if (it != p.ids.end()) {
+    id_ = it->second;
+    return;
   }
-  return table;
+  if (p.strings.size() >= UINT32_MAX) throw std::length_error("too many distinct strings");
+  p.strings.emplace_back(s);
+  id_ = static_cast<std::uint32_t>(p.strings.size() - 1);
+  p.ids.emplace(p.strings.back(), id_);
+}
+
+const std::string& Text::str() const {
+  Pool& p = pool();
+  if (id_ == 0) return p.strings.front();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  return p.strings[id_];
+}
+
+AxisValues::AxisValues(std::initializer_list<std::string_view> values) {
+  if (values.size() != kCount)
+    throw std::invalid_argument("AxisValues: " + std::to_string(kCount) + " values expected");
+  std::size_t i = 0;
+  for (std::string_view v : values) values_[i++] = Text(v);
+}
+
+AxisValues::AxisValues(const std::vector<std::string>& values) {
+  if (values.size() != kCount)
+    throw std::invalid_argument("AxisValues: " + std::to_string(kCount) + " values expected");
+  for (std::size_t i = 0; i < kCount; ++i) values_[i] = Text(values[i]);
+}
+
+AxisValues::operator std::vector<std::string>() const {
+  std::vector<std::string> out;
+  for (const Text& t : values_) out.push_back(t.str());
+  return out;
+}
+
+std::uint64_t AxisValues::hash() const {
+  std::uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a over the ids
+  for (const Text& t : values_) {
+    h ^= t.id();
+    h *= 0x100000001B3ull;
+  }
+  return h;
+}
+
+ResultTable read_results(const std::string& path) {
+  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0)
+    throw ResultCsvError(path + ": cannot open result CSV (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0)
+    throw ResultCsvError(path + ": cannot read result CSV (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode)) throw ResultCsvError(path + ": is a directory, not a result CSV");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw ResultCsvError(path + ": not a regular file or a pipe; refusing to read a device");
+  LineSource src(
+      [&](char* buf, std::size_t cap) -> std::size_t {
+        while (true) {
+          const ssize_t n = ::read(fd.fd, buf, cap);
+          if (n >= 0) return static_cast<std::size_t>(n);
+          if (errno != EINTR)
+            throw ResultCsvError(path + ": cannot read result CSV (" + std::strerror(errno) +
+                                 ")");
+        }
+      },
+      path);
+  return read_lines(src, path);
+}
+
+ResultTable parse_results(std::string_view text, const std::string& path) {
+  std::size_t pos = 0;
+  LineSource src(
+      [&](char* buf, std::size_t cap) {
+        const std::size_t n = std::min(cap, text.size() - pos);
+        if (n > 0) std::memcpy(buf, text.data() + pos, n);
+        pos += n;
+        return n;
+      },
+      path);
+  return read_lines(src, path);
 }
 
 const std::vector<std::string>& result_axis_columns() {

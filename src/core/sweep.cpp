@@ -1,15 +1,170 @@
 #include "core/sweep.hpp"
 
+#include <sys/stat.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
+
+#include "core/checked.hpp"
 
 namespace kvbench {
 namespace {
+
+// Structure checks yaml-cpp's node tree cannot make, on its event stream (aliases are events,
+// not expanded, so a billion-laughs file costs nothing here): one document, scalar keys, no
+// duplicate keys, bounded nesting, closed quotes.
+class StructureCheck : public YAML::EventHandler {
+ public:
+  StructureCheck(const std::string& text, const std::string& source)
+      : text_(text), source_(source) {
+    for (std::size_t i = 0; i < text.size(); ++i)
+      if (text[i] == '\n') line_starts_.push_back(i + 1);
+  }
+
+  void OnDocumentStart(const YAML::Mark& mark) override { doc_mark_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { leaf(mark, "an empty value", ""); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { leaf(mark, "an alias", ""); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string& value) override {
+    check_quote(mark);
+    leaf(mark, nullptr, value);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    open(mark, false);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    open(mark, true);
+  }
+  void OnMapEnd() override { close(); }
+
+  const YAML::Mark& document_mark() const { return doc_mark_; }
+
+ private:
+  struct Level {
+    bool is_map = false;
+    std::string path;
+    bool expect_key = true;
+    std::string key;                     // the current key (maps)
+    std::size_t index = 0;               // the current index (lists)
+    std::map<std::string, int> lines;    // key -> line of its first use (maps)
+  };
+
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& path, const std::string& what) {
+    std::ostringstream os;
+    // A path through deep nesting is cut to its start: the line and column locate it.
+    const std::string shown = path.size() > 80 ? path.substr(0, 77) + "..." : path;
+    os << source_ << ':' << m.line + 1 << ':' << m.column + 1 << ": "
+       << (shown.empty() ? "" : shown + ": ") << what;
+    throw ConfigError(os.str());
+  }
+
+  std::string child_path() const {
+    if (stack_.empty()) return "";
+    const Level& top = stack_.back();
+    if (top.is_map) return top.path.empty() ? top.key : top.path + "." + top.key;
+    return top.path + "[" + std::to_string(top.index) + "]";
+  }
+
+  void value_done() {
+    if (stack_.empty()) return;
+    Level& top = stack_.back();
+    if (top.is_map)
+      top.expect_key = true;
+    else
+      ++top.index;
+  }
+
+  // A scalar, alias or empty node: a key (only scalars) or a value.
+  void leaf(const YAML::Mark& mark, const char* not_scalar, const std::string& value) {
+    if (!stack_.empty() && stack_.back().is_map && stack_.back().expect_key) {
+      Level& top = stack_.back();
+      if (not_scalar) fail(mark, top.path, std::string(not_scalar) + " used as a key");
+      const std::string path = top.path.empty() ? value : top.path + "." + value;
+      const auto [it, inserted] = top.lines.emplace(value, mark.line + 1);
+      if (!inserted)
+        fail(mark, path, "duplicate key (first at line " + std::to_string(it->second) + ")");
+      top.key = value;
+      top.expect_key = false;
+      return;
+    }
+    value_done();
+  }
+
+  void open(const YAML::Mark& mark, bool is_map) {
+    if (!stack_.empty() && stack_.back().is_map && stack_.back().expect_key)
+      fail(mark, stack_.back().path,
+           std::string(is_map ? "a mapping" : "a list") + " used as a key");
+    if (static_cast<int>(stack_.size()) >= kMaxYamlDepth)
+      fail(mark, child_path(),
+           "nested deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+    Level level;
+    level.is_map = is_map;
+    level.path = child_path();
+    stack_.push_back(std::move(level));
+  }
+
+  void close() {
+    stack_.pop_back();
+    value_done();
+  }
+
+  // yaml-cpp takes a quoted scalar cut off by the end of the file as closed; refuse it.
+  void check_quote(const YAML::Mark& mark) {
+    if (mark.line < 0 || static_cast<std::size_t>(mark.line) >= line_starts_.size()) return;
+    const std::size_t pos = line_starts_[static_cast<std::size_t>(mark.line)] +
+                            static_cast<std::size_t>(mark.column);
+    if (pos >= text_.size() || (text_[pos] != '"' && text_[pos] != '\'')) return;
+    const char quote = text_[pos];
+    for (std::size_t i = pos + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == quote) {
+        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;
+          continue;
+        }
+        return;
+      }
+    }
+    fail(mark, child_path(), std::string("quoted string not closed (") + quote +
+                                 " opened here, the file ends first)");
+  }
+
+  const std::string& text_;
+  const std::string& source_;
+  std::vector<std::size_t> line_starts_{0};  // offset of each line's first byte
+  std::vector<Level> stack_;
+  YAML::Mark doc_mark_;
+};
+
+// Runs StructureCheck over the whole text, every document: a second document is an error.
+void check_structure(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  StructureCheck check(text, source);
+  if (!parser.HandleNextDocument(check)) return;
+  if (parser.HandleNextDocument(check)) {
+    const YAML::Mark& m = check.document_mark();
+    std::ostringstream os;
+    os << source << ':' << m.line + 1 << ':' << m.column + 1
+       << ": a second YAML document; a config is one document (remove the '---' or what "
+          "follows)";
+    throw ConfigError(os.str());
+  }
+}
 
 std::string where(const std::string& source, const YAML::Node& node, const std::string& path) {
   std::ostringstream os;
@@ -32,7 +187,7 @@ std::string scalar_text(const YAML::Node& n) {
 std::int64_t positive_int(const std::string& source, const YAML::Node& n, const std::string& path,
                           std::int64_t max = std::numeric_limits<std::int32_t>::max()) {
   std::int64_t v = 0;
-  if (!n.IsScalar() || !YAML::convert<std::int64_t>::decode(n, v))
+  if (!n.IsScalar() || !parse_int64(n.Scalar(), v))
     fail(source, n, path, "expected a positive integer, got '" + scalar_text(n) + "'");
   if (v <= 0 || v > max)
     fail(source, n, path,
@@ -45,6 +200,23 @@ bool boolean(const std::string& source, const YAML::Node& n, const std::string& 
   if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
     fail(source, n, path, "expected true or false, got '" + scalar_text(n) + "'");
   return v;
+}
+
+// The digits of a YAML 1.2 integer after its sign, in its base.
+bool parse_magnitude(const std::string& text, std::size_t start, std::uint64_t& out) {
+  int base = 10;
+  if (text.compare(start, 2, "0x") == 0) {
+    base = 16;
+    start += 2;
+  } else if (text.compare(start, 2, "0o") == 0) {
+    base = 8;
+    start += 2;
+  }
+  if (start >= text.size()) return false;
+  const char* first = text.data() + start;
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(first, last, out, base);
+  return ec == std::errc() && end == last;
 }
 
 template <class E>
@@ -143,14 +315,20 @@ void check_keys(const std::string& source, const YAML::Node& map, const std::str
 
 // YAML merge keys (`<<: *anchor`), which yaml-cpp leaves to the application: entries of the
 // merged map(s) first, then the map's own entries override them. Value nodes keep their marks.
+// Keys are checked against `known` in each source map, where they still have their marks (the
+// merged map's keys are new nodes without one).
 YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map,
-                           const std::string& path) {
+                           const std::string& path, const std::vector<std::string>& known) {
   if (!map.IsMap() || !map["<<"]) return map;
   YAML::Node out(YAML::NodeType::Map);
   const YAML::Node base = map["<<"];
+  std::vector<std::string> own = known;
+  own.push_back("<<");
+  check_keys(source, map, path, own);
   auto merge_one = [&](const YAML::Node& m) {
     if (!m.IsMap())
       fail(source, m, path + ".<<", "expected a mapping (or list of mappings) to merge");
+    check_keys(source, m, path, known);
     for (const auto& kv : m) out[kv.first.as<std::string>()] = kv.second;
   };
   if (base.IsSequence())
@@ -186,7 +364,7 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
               "launches_per_sample", "l2_flush", "rotate", "hot_inputs"});
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
-    if (!v.IsScalar() || !YAML::convert<std::uint64_t>::decode(v, s.seed))
+    if (!v.IsScalar() || !parse_uint64(v.Scalar(), s.seed))
       fail(source, v, "settings.seed",
            "expected a non-negative integer, got '" + scalar_text(v) + "'");
   }
@@ -218,8 +396,11 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
 }
 
 // Cartesian product of the given axes, in the canonical order, last axis fastest.
+// Validates every value of a sweep, then, if `budget` allows its case count (the product of its
+// axis lengths, computed first), appends its cases and lowers `budget` by their number.
 void expand_sweep(const std::string& source, const YAML::Node& sweep, const std::string& path,
-                  std::vector<Case>& out, std::size_t index) {
+                  std::vector<Case>& out, std::size_t index, std::uint64_t& budget,
+                  std::uint64_t max_cases) {
   if (!sweep.IsMap()) fail(source, sweep, path, "expected a mapping with kernel and axes");
   check_keys(source, sweep, path, {"name", "kernel", "axes"});
   const YAML::Node kernel_node = sweep["kernel"];
@@ -239,12 +420,13 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   }
 
   const YAML::Node raw_axes = sweep["axes"];
-  const YAML::Node axes = raw_axes ? with_merge_keys(source, raw_axes, path + ".axes") : raw_axes;
   const auto& specs = axes_of(kernel);
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);
-  if (axes && !axes.IsMap())
-    fail(source, axes, path + ".axes", "expected a mapping of axis: value or [values]");
+  if (raw_axes && !raw_axes.IsMap())
+    fail(source, raw_axes, path + ".axes", "expected a mapping of axis: value or [values]");
+  const YAML::Node axes =
+      raw_axes ? with_merge_keys(source, raw_axes, path + ".axes", names) : raw_axes;
   if (axes) check_keys(source, axes, path + ".axes", names);
 
   // Per axis: its values (one node each), validated now so errors point at the value.
@@ -270,11 +452,37 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
           fail(source, node, apath, "'sglang' strides apply to concat_and_cast_mha_k only");
   }
 
+  // The case count, before expanding anything.
+  std::uint64_t count = 1;
+  bool over = false;
+  std::string factors;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (values[i].size() <= 1) continue;
+    factors += (factors.empty() ? "" : " x ") + specs[i].name + " " +
+               std::to_string(values[i].size());
+    over = over || __builtin_mul_overflow(count, values[i].size(), &count);
+  }
+  if (over || count > budget)
+    fail(source, sweep, path,
+         "expands to " + (over ? std::string("more than 2^64") : std::to_string(count)) +
+             " cases (" + (factors.empty() ? "one case" : factors) + ")" +
+             (budget < max_cases ? ", with " + std::to_string(max_cases - budget) +
+                                       " cases before it"
+                                 : std::string()) +
+             ", past the limit of " + std::to_string(max_cases) + " (--max-cases raises it)");
+  budget -= count;
+  out.reserve(out.size() + count);
+
   std::vector<std::size_t> pos(specs.size(), 0);
   while (true) {
     Case c = base;
     for (std::size_t i = 0; i < specs.size(); ++i)
       if (!values[i].empty()) specs[i].apply(c, source, values[i][pos[i]], "");
+    try {
+      check_sizes(c);
+    } catch (const SizeOverflow& e) {
+      fail(source, sweep, path, describe(c) + ": a tensor size overflows 64 bits (" + e.what() + ")");
+    }
     out.push_back(c);
     bool advanced = false;  // odometer step, last axis fastest; false once every axis wrapped
     for (std::size_t i = specs.size(); i-- > 0 && !advanced;) {
@@ -314,9 +522,26 @@ const std::vector<std::string>& axis_names(Kernel k) {
   return k == Kernel::concat_mla_k ? concat : cache;
 }
 
-Config parse_config(const std::string& text, const std::string& source) {
+bool parse_uint64(const std::string& text, std::uint64_t& out) {
+  const std::size_t start = !text.empty() && text[0] == '+' ? 1 : 0;
+  return parse_magnitude(text, start, out);
+}
+
+bool parse_int64(const std::string& text, std::int64_t& out) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  std::uint64_t m = 0;
+  if (!parse_magnitude(text, start, m)) return false;
+  const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (m > limit + (negative ? 1 : 0)) return false;
+  out = negative ? static_cast<std::int64_t>(0 - m) : static_cast<std::int64_t>(m);
+  return true;
+}
+
+Config parse_config(const std::string& text, const std::string& source, std::uint64_t max_cases) {
   YAML::Node root;
   try {
+    check_structure(text, source);
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::ostringstream os;
@@ -333,18 +558,34 @@ Config parse_config(const std::string& text, const std::string& source) {
   if (!sweeps) throw ConfigError(source + ": sweeps: missing (expected a list of sweeps)");
   if (!sweeps.IsSequence() || sweeps.size() == 0)
     fail(source, sweeps, "sweeps", "expected a non-empty list of sweeps");
+  std::uint64_t budget = max_cases;
   for (std::size_t i = 0; i < sweeps.size(); ++i)
-    expand_sweep(source, sweeps[i], "sweeps[" + std::to_string(i) + "]", config.cases, i);
+    expand_sweep(source, sweeps[i], "sweeps[" + std::to_string(i) + "]", config.cases, i, budget,
+                 max_cases);
   return config;
 }
 
-Config load_config(const std::string& path) {
-  std::ifstream in(path);
+Config load_config(const std::string& path, std::uint64_t max_cases) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ConfigError(path + ": cannot open config file (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode)) throw ConfigError(path + ": is a directory, not a config file");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    throw ConfigError(path + ": not a regular file or a pipe; refusing to read a device");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open config file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read in blocks with a ceiling, so a pipe that never ends cannot exhaust memory.
+  constexpr std::size_t kMaxConfigBytes = 16 << 20;
+  std::string text;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    text.append(block, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes)
+      throw ConfigError(path + ": larger than " + std::to_string(kMaxConfigBytes >> 20) +
+                        " MiB; not a sweep config");
+  }
   if (in.bad()) throw ConfigError(path + ": cannot read config file");
-  return parse_config(text.str(), path);
+  return parse_config(text, path, max_cases);
 }
 
 }  // namespace kvbench

@@ -59,6 +59,18 @@ inline constexpr int kMaxBufferSets = 4096;
 int parse_rotate(const std::string& text);
 std::string rotate_text(int rotate);  // inverse of parse_rotate
 
+// Cases a config may expand to unless --max-cases raises it (validation.yaml has under 2,000).
+// The count is the product of each sweep's axis lengths, computed before anything is expanded.
+inline constexpr std::uint64_t kDefaultMaxCases = 100000;
+// Nesting deeper than this is refused before yaml-cpp recurses into it (configs use 4 levels).
+inline constexpr int kMaxYamlDepth = 64;
+
+// A YAML 1.2 core-schema integer: decimal (leading zeros allowed: "010" is 10), 0x hex or 0o
+// octal, with an optional sign. False when the text is not one or does not fit.
+bool parse_int64(const std::string& text, std::int64_t& out);
+// The same, non-negative, up to 2^64-1 (seeds): "-1" and "18446744073709551616" are refused.
+bool parse_uint64(const std::string& text, std::uint64_t& out);
+
 struct Config {
   RunSettings settings;
   std::vector<Case> cases;
@@ -67,10 +79,14 @@ struct Config {
 // Axis names accepted for a kernel, in expansion order (outermost first).
 const std::vector<std::string>& axis_names(Kernel k);
 
-// Parses YAML text; `source` names it in error messages. Throws ConfigError.
-Config parse_config(const std::string& text, const std::string& source);
+// Parses YAML text; `source` names it in error messages. Throws ConfigError for a problem with
+// file:line:col and the key: duplicate keys, lists or maps used as keys, a second document,
+// nesting past kMaxYamlDepth, an unclosed quote, a bad value, a case whose sizes overflow 64
+// bits, or more than `max_cases` cases (naming each sweep's axes and their product).
+Config parse_config(const std::string& text, const std::string& source,
+                    std::uint64_t max_cases = kDefaultMaxCases);
 
-// Reads and parses a file. Throws ConfigError (unreadable file included).
-Config load_config(const std::string& path);
+// Reads and parses a file. Throws ConfigError (unreadable file or a directory included).
+Config load_config(const std::string& path, std::uint64_t max_cases = kDefaultMaxCases);
 
 }  // namespace kvbench

@@ -104,9 +104,14 @@ std::uint64_t case_seed(const Case& c, std::uint64_t run_seed) {
 DeviceInfo open_device() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0)
-    throw NoDeviceError(std::string("no CUDA device: ") +
-                        (err != cudaSuccess ? cudaGetErrorString(err) : "device count is 0"));
+  if (err != cudaSuccess || count == 0) {
+    std::string reason = err == cudaSuccess ? "the driver reports none" : cudaGetErrorString(err);
+    if (err == cudaErrorInsufficientDriver)
+      reason = "no NVIDIA driver, or one older than this build's CUDA runtime";
+    else if (err == cudaErrorNoDevice)
+      reason = "none visible (check CUDA_VISIBLE_DEVICES and the driver)";
+    throw NoDeviceError("no CUDA device: " + reason);
+  }
   DeviceInfo info;
   KVB_CUDA_CHECK(cudaSetDevice(0));
   cudaDeviceProp prop{};
