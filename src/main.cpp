@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   worker->add_option("--seed", worker_args.overrides.seed);
   worker->add_option("--max-cases", worker_args.max_cases);
   add_timing_flags(worker, worker_args.overrides);
+  add_rotation_flags(worker, worker_args.overrides);
   worker->add_option("--save-tensors", worker_args.validation.save_tensors_dir);
   worker->add_flag("--save-tensors-all", worker_args.validation.save_all);
   worker->add_flag("--check-bounds", worker_args.validation.check_bounds);

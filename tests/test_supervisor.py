@@ -228,8 +228,23 @@ def overhead():
     check(per_case_ms <= 1.0, "%.3f ms per case, more than 1 ms" % per_case_ms)
 
 
+def settings():
+    """Every run setting given on the command line reaches the workers (--rotate, --hot-inputs,
+    --seed and the timing flags), so the rows measure what was asked."""
+    flags = ["--rotate", "7", "--hot-inputs", "--seed", "3", "--mode", "hot", "--warmup", "2"]
+    code, _, err = run(["run", SMOKE, "-o", "settings.csv", "--case", "0"] + flags,
+                       STANDIN_ARGS="args.txt")
+    check(code == 0, "exit %d: %s" % (code, err))
+    with open("args.txt") as f:
+        args = f.read().split("\n")
+    for name, value in (("--rotate", "7"), ("--seed", "3"), ("--mode", "hot"), ("--warmup", "2")):
+        check(name in args and args[args.index(name) + 1] == value,
+              "the worker was not given %s %s: %s" % (name, value, args))
+    check("--hot-inputs" in args, "the worker was not given --hot-inputs: %s" % args)
+
+
 SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, devices, shards,
-                                     fatal, overhead)}
+                                     fatal, overhead, settings)}
 
 
 def main():

@@ -203,6 +203,8 @@ std::vector<std::string> worker_args(const RunArgs& a) {
   if (o.min_time_s) add("--min-time", num(*o.min_time_s));
   if (o.target_noise) add("--target-noise", num(*o.target_noise));
   if (o.timeout_s) add("--timeout", num(*o.timeout_s));
+  if (o.rotate) add("--rotate", *o.rotate);
+  if (o.hot_inputs) v.push_back("--hot-inputs");
   if (!a.validation.save_tensors_dir.empty()) add("--save-tensors", a.validation.save_tensors_dir);
   if (a.validation.save_all) v.push_back("--save-tensors-all");
   if (a.validation.check_bounds) v.push_back("--check-bounds");

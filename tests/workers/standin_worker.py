@@ -11,6 +11,7 @@ STANDIN_PLAN: what to do at some case indices, e.g. "3=crash,5=hang,7=kill,9=fau
   exit: exit 3 without a row.
 STANDIN_DELAY: seconds to spend on each case (for signal tests).
 STANDIN_FATAL: report `fatal 4 <text>` instead of `ready`.
+STANDIN_ARGS: a file to write the worker's arguments to, one per line.
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
 import json
@@ -23,6 +24,9 @@ import time
 
 def main():
     config = sys.argv[2]
+    if os.environ.get("STANDIN_ARGS"):
+        with open(os.environ["STANDIN_ARGS"], "w") as f:
+            f.write("\n".join(sys.argv[1:]) + "\n")
     kvbench = os.environ["STANDIN_KVBENCH"]
     if os.environ.get("STANDIN_FATAL"):
         print("fatal 4 " + os.environ["STANDIN_FATAL"], flush=True)
