@@ -256,6 +256,29 @@ TEST(InputCsv, DirectoriesAndDevicesAreRefused) {
 }
 
 // A FIFO written once is read once: the reader does not reopen it (it would block forever).
+// A NUL byte would end fccp's C-string line early; it is refused, from memory and from a file.
+TEST(InputCsv, ANulByteIsRefused) {
+  std::string text = slurp(kData + "baseline.csv");
+  const std::size_t at = text.size() - 3;
+  text[at] = '\0';
+  EXPECT_EQ(csv_error(text), "r.csv: a NUL byte at offset " + std::to_string(at) +
+                                 " (a result CSV is text)");
+  char path[] = "/tmp/kvbench_nul_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  try {
+    read_results(path);
+    ADD_FAILURE() << "no error";
+  } catch (const ResultCsvError& e) {
+    EXPECT_NE(std::string(e.what()).find("a NUL byte at offset " + std::to_string(at)),
+              std::string::npos)
+        << e.what();
+  }
+  std::remove(path);
+}
+
 TEST(InputCsv, AFifoIsReadInOnePass) {
   char dir[] = "/tmp/kvbench_fifo_XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

@@ -77,6 +77,15 @@ std::string where(const std::string& path, unsigned long long line) {
 // the input, so a read fills the whole request unless the input ends (a pipe hands out what its
 // writer has written so far); EINTR is retried. Reads run on fccp's reader thread, whose
 // exceptions io::LineReader rethrows on the reading one.
+// fccp hands lines on as C strings, which a NUL byte would cut short without a word: a result CSV
+// is text, so one is refused where it is met.
+void refuse_nul(const std::string& path, const char* bytes, long long n, long long offset) {
+  if (const void* p = std::memchr(bytes, 0, static_cast<std::size_t>(n)))
+    throw ResultCsvError(path + ": a NUL byte at offset " +
+                         std::to_string(offset + (static_cast<const char*>(p) - bytes)) +
+                         " (a result CSV is text)");
+}
+
 class FdByteSource : public io::ByteSourceBase {
  public:
   FdByteSource(int fd, const std::string& path) : fd_(fd), path_(path) {}
@@ -91,12 +100,15 @@ class FdByteSource : public io::ByteSourceBase {
       }
       got += static_cast<int>(n);
     }
+    refuse_nul(path_, buffer, got, offset_);
+    offset_ += got;
     return got;
   }
 
  private:
   int fd_;
   const std::string& path_;
+  long long offset_ = 0;
 };
 
 // Lines of the input from fccp's io::LineReader, which reads in blocks (one pass: pipes and FIFOs
@@ -413,6 +425,7 @@ ResultTable read_results(const std::string& path) {
 }
 
 ResultTable parse_results(std::string_view text, const std::string& path) {
+  refuse_nul(path, text.data(), static_cast<long long>(text.size()), 0);
   LineSource src(std::make_unique<io::detail::NonOwningStringByteSource>(
                      text.data(), static_cast<long long>(text.size())),
                  path);
