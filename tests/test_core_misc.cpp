@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "tests/support.hpp"
 #include "core/case.hpp"
 #include "core/compare.hpp"
 #include "core/inputs.hpp"
@@ -56,15 +57,7 @@ TEST(Compare, CountsEveryDifferenceAndReportsTheFirst) {
   EXPECT_EQ(compare_bitwise(e.data(), e.data(), 200000, 2).count, 0);
 }
 
-Case cache_case(std::int64_t T) {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = T;
-  c.num_heads = 8;
-  c.head_dim = 128;
-  c.block_size = 16;
-  return c;
-}
+Case cache_case(std::int64_t T) { return testing_support::cache_case(T, 8, 128); }
 
 TEST(Bytes, FollowSpecSection4) {
   Case c;  // DeepSeek concat, bf16 -> bf16

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "tests/support.hpp"
 #include "core/csv.hpp"
 #include "core/inputs.hpp"
 #include "kernels/common/device_props.hpp"
@@ -60,26 +61,14 @@ class Gpu : public ::testing::Test {
 
 Case concat(std::int64_t T, std::int64_t H, StrideMode strides, DType in = DType::bf16,
             DType out = DType::bf16) {
-  Case c;
-  c.kernel = Kernel::concat_mla_k;
-  c.num_tokens = T;
-  c.num_heads = H;
-  c.head_dim = 128;
-  c.rope_dim = 64;
-  c.strides = strides;
+  Case c = testing_support::concat_case(T, H, 128, 64, strides);
   c.in_dtype = in;
   c.out_dtype = out;
   return c;
 }
 
 Case cache(std::int64_t T, std::int64_t H, std::int64_t D, std::int64_t BS) {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = T;
-  c.num_heads = H;
-  c.head_dim = D;
-  c.block_size = BS;
-  return c;
+  return testing_support::cache_case(T, H, D, BS);
 }
 
 TEST_F(Gpu, ConcatBf16DeepSeekShapes) {

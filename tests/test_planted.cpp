@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tests/support.hpp"
 #include "core/compare.hpp"
 #include "core/inputs.hpp"
 #include "core/mismatch_report.hpp"
@@ -63,13 +64,7 @@ struct ConcatRun {
 };
 
 Case concat_case(StrideMode strides, DType in, DType out) {
-  Case c;
-  c.kernel = Kernel::concat_mla_k;
-  c.num_tokens = 19;
-  c.num_heads = 12;
-  c.head_dim = 128;
-  c.rope_dim = 64;
-  c.strides = strides;
+  Case c = testing_support::concat_case(19, 12, 128, 64, strides);
   c.in_dtype = in;
   c.out_dtype = out;
   return c;
@@ -216,12 +211,7 @@ struct CacheRun {
 };
 
 Case cache_case(SlotPattern slots, bool swa, Layout layout) {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = 200;
-  c.num_heads = 4;
-  c.head_dim = 96;
-  c.block_size = 16;
+  Case c = testing_support::cache_case(200, 4, 96);
   c.slots = slots;
   c.swa = swa;
   c.layout = layout;

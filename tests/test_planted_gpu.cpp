@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support.hpp"
 #include "runtime/runner.hpp"
 #include "tests/gpu/planted_kernels.hpp"
 
@@ -59,25 +60,14 @@ class Planted : public ::testing::Test {
 };
 
 Case concat(StrideMode strides, DType in = DType::bf16, DType out = DType::bf16) {
-  Case c;
-  c.kernel = Kernel::concat_mla_k;
-  c.num_tokens = 37;
-  c.num_heads = 12;
-  c.head_dim = 128;
-  c.rope_dim = 64;
-  c.strides = strides;
+  Case c = testing_support::concat_case(37, 12, 128, 64, strides);
   c.in_dtype = in;
   c.out_dtype = out;
   return c;
 }
 
 Case cache(SlotPattern slots, bool swa = false, Layout layout = Layout::nhd) {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = 100;
-  c.num_heads = 8;
-  c.head_dim = 128;
-  c.block_size = 16;
+  Case c = testing_support::cache_case(100, 8, 128);
   c.slots = slots;
   c.swa = swa;
   c.layout = layout;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/support.hpp"
 #include "core/footprint.hpp"
 #include "core/metadata.hpp"
 #include "core/shard.hpp"
@@ -14,12 +15,7 @@ namespace kvbench {
 namespace {
 
 Case cache_case(std::int64_t T, std::int64_t H, std::int64_t D) {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = T;
-  c.num_heads = H;
-  c.head_dim = D;
-  return c;
+  return testing_support::cache_case(T, H, D);
 }
 
 TEST(Footprint, ConcatCountsInputsOutputsAndGuards) {
