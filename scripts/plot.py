@@ -289,8 +289,9 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
         ax.legend(fontsize=6, loc="upper left")
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig.suptitle(f"per-layer µs of one step (median; buffer sets per case: "
-                 f"{', '.join(sorted(sets, key=int))})", fontsize=11)
+    counts = sorted(int(x) for x in sets)
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    fig.suptitle(f"per-layer µs of one step (median; {span} buffer sets per case)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     path = out_path(out_dir, os.path.dirname(csv_paths[0]), f"{stem(csv_paths[0])}_decode.png")
     fig.savefig(path, dpi=110)
