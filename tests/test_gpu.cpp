@@ -388,6 +388,16 @@ TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
             cudaErrorInvalidValue);
 }
 
+// measure_bounds' rows, in the order it hands them over (as each case's floors are timed).
+std::vector<BoundRow> bounds_of(const ResultTable& t, std::int64_t max_tokens,
+                                const RunSettings& s) {
+  std::vector<BoundRow> rows;
+  const std::size_t n =
+      measure_bounds(t, max_tokens, s, "", [&](BoundRow r) { rows.push_back(std::move(r)); });
+  EXPECT_EQ(n, rows.size());
+  return rows;
+}
+
 TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
   const auto row = [](const std::string& tokens, std::int64_t bytes) {
     ResultRow r;
@@ -407,7 +417,7 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
   s.min_samples = 2;
   s.min_time_s = 0;
   s.timeout_s = 0.05;
-  const std::vector<BoundRow> rows = measure_bounds(t, 128, s);
+  const std::vector<BoundRow> rows = bounds_of(t, 128, s);
   ASSERT_EQ(rows.size(), 3u);  // T=1024 is past --max-tokens
   for (const BoundRow& r : rows) {
     EXPECT_EQ(r.read_bytes + r.write_bytes, r.bytes);
@@ -451,7 +461,7 @@ TEST_F(Gpu, BoundsCoverEverySizeRotated) {
   s.min_samples = 2;
   s.min_time_s = 0;
   s.timeout_s = 0.05;
-  const std::vector<BoundRow> rows = measure_bounds(t, std::int64_t{1} << 40, s);
+  const std::vector<BoundRow> rows = bounds_of(t, std::int64_t{1} << 40, s);
   ASSERT_EQ(rows.size(), 2u);
   for (const BoundRow& r : rows) {
     EXPECT_EQ(r.buffer_sets, 3);

@@ -19,7 +19,7 @@
 #   BUDGET_S=540: every stage is time-boxed so the whole fits in this many seconds (each gets the
 #   time left in proportion to its weight among the stages still to run: tests 1, perf 8, bounds
 #   3, triton 5, each decode run 1); a stage cut short says so and keeps the rows it wrote
-#   (kvbench and triton_baseline.py flush every row; `bounds` writes its CSV at the end only).
+#   (kvbench run, kvbench bounds and triton_baseline.py flush every row).
 #   PYTHON=python3 with torch and triton (the Triton stage); matplotlib for the plot, else the
 #   plot command is printed to run elsewhere.
 # Exit status: 1 if a GPU test, a run, the bounds or the Triton stage failed (a stage cut short

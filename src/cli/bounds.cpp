@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <fstream>
 #include <optional>
+#include <stdexcept>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/bounds.hpp"
-#include "core/file_io.hpp"
 #include "core/footprint.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/bounds_runner.hpp"
@@ -22,8 +23,13 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
   RunSettings s;
   apply(overrides, s);
   ResultTable results = read_results(results_path);
-  // bad rows: before the GPU
+  // bad rows and an unwritable output: before the GPU
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
+  // Every row is written as soon as its floors are timed (whole lines, flushed), so a run cut
+  // short keeps what it finished.
+  std::ofstream out(output, std::ios::trunc);
+  if (!out || !(out << bounds_header() << '\n' << std::flush))
+    throw std::runtime_error(output + ": cannot open for writing");
   open_device();
   // Memory admission: the floors of a case copy its bytes between two buffers of its largest
   // side, and the scatter of a cache write needs its inputs and whole caches; one of them at a
@@ -57,21 +63,22 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
       if (!drop[i]) kept.push_back(results.rows[i]);
     results.rows = std::move(kept);
   }
-  const std::vector<BoundRow> rows =
-      measure_bounds(results, max_tokens, s, variant, [](std::size_t done, std::size_t total) {
+  const DeviceDetails d = device_details();
+  const std::string sha = std::string(kGitSha) + (kGitDirty ? "+dirty" : "");
+  const std::size_t rows = measure_bounds(
+      results, max_tokens, s, variant,
+      [&](BoundRow r) {
+        r.device = d.name;
+        r.device_uuid = d.uuid;
+        r.git_sha = sha;
+        if (!(out << bounds_line(r) << '\n' << std::flush))
+          throw std::runtime_error(output + ": write failed");
+      },
+      [](std::size_t done, std::size_t total) {
         std::fprintf(stderr, "\rkvbench bounds: %zu/%zu floors timed", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       });
-  const DeviceDetails d = device_details();
-  std::string text = bounds_header() + "\n";
-  for (BoundRow r : rows) {
-    r.device = d.name;
-    r.device_uuid = d.uuid;
-    r.git_sha = std::string(kGitSha) + (kGitDirty ? "+dirty" : "");
-    text += bounds_line(r) + "\n";
-  }
-  write_file_atomic(output, text);
-  std::printf("%s: %zu rows of num_tokens <= %lld%s from %s\n", output.c_str(), rows.size(),
+  std::printf("%s: %zu rows of num_tokens <= %lld%s from %s\n", output.c_str(), rows,
               static_cast<long long>(max_tokens),
               variant.empty() ? "" : (", variant " + variant).c_str(), results_path.c_str());
   return refused ? kFailed : kOk;

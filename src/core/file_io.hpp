@@ -1,5 +1,5 @@
 // Whole-file reads and all-or-nothing writes of the small text files kvbench writes (sidecars,
-// JUnit reports, bounds and calibration files).
+// JUnit reports, calibration files).
 #pragma once
 
 #include <string>

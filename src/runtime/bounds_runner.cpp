@@ -1,8 +1,10 @@
 #include "runtime/bounds_runner.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -173,13 +175,15 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
 
 }  // namespace
 
-std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t max_tokens,
-                                     const RunSettings& settings, const std::string& variant,
-                                     void (*progress)(std::size_t, std::size_t)) {
+std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
+                           const RunSettings& settings, const std::string& variant,
+                           const std::function<void(BoundRow)>& emit,
+                           void (*progress)(std::size_t, std::size_t)) {
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
-  std::vector<BoundRow> rows;
-  if (cases.empty()) return rows;
-  // Equal splits share their contiguous floors; a case's variants share its scatter floor.
+  if (cases.empty()) return 0;
+  // Equal splits share their contiguous floors; a case's variants share its scatter floor. Each
+  // is timed when the first case needing it comes, and every case's row is emitted as soon as
+  // its floors are known, so a run cut short keeps the rows it finished.
   using Split = std::tuple<std::int64_t, std::int64_t, int, bool>;
   std::map<Split, std::pair<Best, Best>> splits;
   std::map<std::pair<std::string, int>, Best> scatters;
@@ -191,9 +195,11 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
     k.variant = Variant::seed_port;
     return std::make_pair(describe(k) + " sweep=" + k.sweep, c.buffer_sets);
   };
+  std::set<Split> split_keys;
+  std::set<std::pair<std::string, int>> scatter_keys;
   for (const BoundCase& c : cases) {
-    splits[split_of(c)];
-    if (c.c.kernel == Kernel::cache_write) scatters[scatter_key(c)];
+    split_keys.insert(split_of(c));
+    if (c.c.kernel == Kernel::cache_write) scatter_keys.insert(scatter_key(c));
   }
 
   const Stream stream;
@@ -203,23 +209,18 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
       measure([](cudaStream_t x) { return timing::launch_empty(x); }, st, s).stats.median_us;
   const double pdl_launch_floor =
       measure([](cudaStream_t x) { return launch_empty_pdl(x); }, st, s).stats.median_us;
-  const std::size_t total = splits.size() + scatters.size();
+  const std::size_t total = split_keys.size() + scatter_keys.size();
   std::size_t done = 0;
-  for (auto& [split, best] : splits) {
-    const auto& [read, write, sets, with_write] = split;
-    best = split_floors(read, write, sets, with_write, st, s);
-    if (progress) progress(++done, total);
-  }
   for (const BoundCase& c : cases) {
-    if (c.c.kernel != Kernel::cache_write) continue;
-    Best& best = scatters.at(scatter_key(c));
-    if (!best.method.empty()) continue;
-    best = scatter_floor(c.c, s.seed, c.buffer_sets, st, s);
-    if (progress) progress(++done, total);
-  }
-  for (const BoundCase& c : cases) {
+    const Split split = split_of(c);
+    auto it = splits.find(split);
+    if (it == splits.end()) {
+      const auto& [read, write, sets, with_write] = split;
+      it = splits.emplace(split, split_floors(read, write, sets, with_write, st, s)).first;
+      if (progress) progress(++done, total);
+    }
+    const auto& [write_best, move_best] = it->second;
     const ResultRow& r = results.rows[c.row];
-    const auto& [write_best, move_best] = splits.at(split_of(c));
     BoundRow b;
     b.axes = r.axes;
     b.median_us = r.timing->median_us;
@@ -234,13 +235,18 @@ std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t ma
     b.move_floor_method = move_best.method;
     b.buffer_sets = c.buffer_sets;
     if (c.c.kernel == Kernel::cache_write) {
-      const Best& scatter = scatters.at(scatter_key(c));
-      b.scatter_floor_us = scatter.us;
-      b.scatter_floor_method = scatter.method;
+      const auto key = scatter_key(c);
+      auto sc = scatters.find(key);
+      if (sc == scatters.end()) {
+        sc = scatters.emplace(key, scatter_floor(c.c, s.seed, c.buffer_sets, st, s)).first;
+        if (progress) progress(++done, total);
+      }
+      b.scatter_floor_us = sc->second.us;
+      b.scatter_floor_method = sc->second.method;
     }
-    rows.push_back(std::move(b));
+    emit(std::move(b));
   }
-  return rows;
+  return cases.size();
 }
 
 }  // namespace kvbench

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,14 @@
 
 namespace kvbench {
 
-// One row per bound_cases() entry; equal (read, write, sets) splits are timed once, and a case's
-// variants share its scatter. settings.seed must be the run's: it gives the case's slots.
-// `progress` is called after each distinct measurement with (done, total). Throws CudaError.
-std::vector<BoundRow> measure_bounds(const ResultTable& results, std::int64_t max_tokens,
-                                     const RunSettings& settings, const std::string& variant = "",
-                                     void (*progress)(std::size_t, std::size_t) = nullptr);
+// One row per bound_cases() entry, in file order, handed to `emit` as soon as its floors are
+// timed; returns how many. Equal (read, write, sets) splits are timed once, and a case's variants
+// share its scatter. settings.seed must be the run's: it gives the case's slots. `progress` is
+// called after each distinct measurement with (done, total). Throws CudaError.
+std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
+                           const RunSettings& settings, const std::string& variant,
+                           const std::function<void(BoundRow)>& emit,
+                           void (*progress)(std::size_t, std::size_t) = nullptr);
 
 // The scatter bound's destinations: per token, the byte offset of its K row (head 0) in the
 // caches (V at value_cache_offset further), or -1 when it writes nothing. The slots are those of
