@@ -462,6 +462,26 @@ class PerfReportPair(unittest.TestCase):
         self.assertEqual(float(m.group(1)), round(us["optimized"], 1))
         self.assertEqual(float(m.group(2)), round(us["slot_order"], 2))
 
+    def test_one_variant_csv_fills_every_cell(self):
+        """A run of `optimized` alone (the rotated perf run): its cells, not empty ones."""
+        csv_path = os.path.join(ROOT, "results", "h200", "rotated", "perf_rotated.csv")
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               csv_path], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        header = [i for i, line in enumerate(lines) if line.startswith("| cache: µs optimized (% of copy peak) |")]
+        self.assertEqual(len(header), 1, done.stdout[:500])
+        columns = [c.strip() for c in lines[header[0]].strip("|").split("|")]
+        row = next(line for line in lines[header[0] + 2:]
+                   if line.startswith("| cache H=8 D=80 BS=16 bf16->bf16 hnd |"))
+        cell = [c.strip() for c in row.strip("|").split("|")][columns.index("T=1024")]
+        with open(csv_path, newline="") as f:
+            us = next(float(r["median_us"]) for r in csv.DictReader(f)
+                      if r["sweep"] == "cache_hnd_d80" and r["num_tokens"] == "1024")
+        m = re.fullmatch(r"\*\*([0-9.]+)\*\* \(([0-9]+)%\)", cell)
+        self.assertIsNotNone(m, cell)
+        self.assertEqual(float(m.group(1)), round(us, 2))
+
     def test_bad_pair_is_one_line_error(self):
         done = self.report("--pair", "optimized")
         self.assertEqual(done.returncode, 2)
