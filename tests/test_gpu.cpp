@@ -287,6 +287,39 @@ TEST_F(Gpu, GraphFloorFallsWithLaunchesPerSample) {
   EXPECT_GT(floor_us[1], floor_us[3]);
 }
 
+// What `--hot-inputs` adds beside the case: an empty kernel after the producer, timed the way
+// the runner times a case with a producer (the producer's own median subtracted), against the
+// same empty kernel back to back. Back to back, a PDL kernel's launch overlaps its predecessor;
+// after the producer (a plain kernel) it waits for a whole dependent launch, so the hot-inputs
+// floor sits above the chain's. The printed lines are the floors docs/measurement.md quotes.
+TEST_F(Gpu, HotInputsFloorIsADependentLaunch) {
+  constexpr int kSets = 256;
+  constexpr std::size_t kInputBytes = 4096;  // a T=1 cache write's inputs, rounded up
+  const DeviceBuffer inputs(kSets * kInputBytes);
+  auto* base = inputs.as<unsigned char>();
+  RunSettings s;
+  s.min_samples = 20;
+  s.min_time_s = 0.02;
+  s.timeout_s = 2;
+  s.launches_per_sample = kSets;
+  const Stream stream;
+  const SetLaunch producer = [&](int set, cudaStream_t st) {
+    return timing::launch_touch(base + static_cast<std::size_t>(set) * kInputBytes, kInputBytes, 0,
+                                device_.sm_count, st);
+  };
+  const SetLaunch plain = [](int, cudaStream_t st) { return timing::launch_empty(st); };
+  const SetLaunch pdl = [](int, cudaStream_t st) { return launch_empty_pdl(st); };
+  const auto median = [&](const SetLaunch& launch, const SetLaunch& before) {
+    return measure(Workload{launch, kSets, before}, stream.get(), s).stats.median_us;
+  };
+  const double chain = median(plain, {}), chain_pdl = median(pdl, {});
+  const double after = median(plain, producer), after_pdl = median(pdl, producer);
+  std::printf("  empty kernel, graph, %d sets: back to back %.3f us (PDL %.3f); after the "
+              "producer %.3f us (PDL %.3f)\n", kSets, chain, chain_pdl, after, after_pdl);
+  EXPECT_GT(after, chain);
+  EXPECT_GT(after_pdl, chain_pdl);
+}
+
 // Light sampling (validation.yaml's kind: one warm-up, two samples, no minimum time) must read
 // the same floor as perf.yaml's settings: the floor raises the sampling it is given
 // (floor_settings) and starts on steady clocks (settle_clocks).
