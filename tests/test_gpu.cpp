@@ -586,13 +586,16 @@ TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
     b.head_stride = g.head_stride * 2;
     b.word_bytes = 16;
     b.sink = sink.as<std::uint32_t>();
-    ASSERT_EQ(launch_scatter(b, 256, 4, st), cudaSuccess);
-
     std::vector<unsigned char> got_a(cache_bytes), got_b(cache_bytes);
     KVB_CUDA_CHECK(cudaMemcpyAsync(got_a.data(), d_a.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
-    KVB_CUDA_CHECK(cudaMemcpyAsync(got_b.data(), d_b.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
-    KVB_CUDA_CHECK(cudaStreamSynchronize(st));
-    EXPECT_TRUE(got_a == got_b);
+    for (bool eager : {false, true}) {
+      SCOPED_TRACE(eager ? "eager" : "row first");
+      KVB_CUDA_CHECK(cudaMemsetAsync(d_b.get(), 0xA5, cache_bytes, st));
+      ASSERT_EQ(launch_scatter(b, 256, 4, eager, st), cudaSuccess);
+      KVB_CUDA_CHECK(cudaMemcpyAsync(got_b.data(), d_b.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
+      KVB_CUDA_CHECK(cudaStreamSynchronize(st));
+      EXPECT_TRUE(got_a == got_b);
+    }
     EXPECT_NE(std::count(got_a.begin(), got_a.end(), 0xA5), static_cast<std::ptrdiff_t>(cache_bytes));
   }
 }
@@ -619,10 +622,11 @@ TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
        {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 32, head_stride},
         {32, 16, head_stride}, {16, 32, head_stride}, {32, 32, 32}}) {
     for (const auto& [word, per_thread] : {std::pair{16, 1}, std::pair{16, 4}, std::pair{8, 4},
-                                           std::pair{4, 1}, std::pair{2, 4}, std::pair{1, 1}}) {
+                                           std::pair{4, 1}, std::pair{2, 4}, std::pair{1, 1}})
+    for (bool eager : {false, true}) {
       SCOPED_TRACE("read " + std::to_string(read) + " write " + std::to_string(write) + " stride " +
                    std::to_string(stride) + " word " + std::to_string(word) + " x" +
-                   std::to_string(per_thread));
+                   std::to_string(per_thread) + (eager ? " eager" : ""));
       KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
       ScatterArgs a;
       a.src_k = d_k.get();
@@ -637,7 +641,7 @@ TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
       a.head_stride = stride;
       a.word_bytes = word;
       a.sink = sink.as<std::uint32_t>();
-      ASSERT_EQ(launch_scatter(a, 128, per_thread, stream.get()), cudaSuccess);
+      ASSERT_EQ(launch_scatter(a, 128, per_thread, eager, stream.get()), cudaSuccess);
       std::vector<unsigned char> got(dst_bytes);
       KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost, stream.get()));
       KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));

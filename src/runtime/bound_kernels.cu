@@ -63,7 +63,10 @@ __device__ __forceinline__ W zero_word() {
 // Index: 32 bits where every word index fits (one integer division per word is then cheap);
 // kRows: every head chunk is written where the previous one ends and read and written at the
 // same size (NHD), so a token's K or V row is one chunk and no head index is needed.
-template <class W, class Index, bool kRows, int K>
+// kEager: the input word is loaded beside the token's row, not after it (two independent loads
+// instead of a dependent pair, as a kernel that loads its inputs before its slot is known); a
+// skipped token's words are then read and kept through the sink.
+template <class W, class Index, bool kRows, int K, bool kEager>
 __global__ void scatter_kernel(ScatterArgs a) {
   pdl_launch_dependents();
   pdl_wait();
@@ -88,22 +91,27 @@ __global__ void scatter_kernel(ScatterArgs a) {
       const Index pair = i / per_pair, j = i - pair * per_pair;
       const Index t = pair >> 1, kv = pair & 1;
       const std::int64_t row = a.dst_row[t];
-      if (row < 0) continue;  // skipped tokens cost only their entry
+      if (!kEager && row < 0) continue;  // skipped tokens cost only their entry
       // The token's K or V input: H head chunks of rw words, contiguous.
       const auto* src = static_cast<const W*>(kv ? a.src_v : a.src_k) +
                         static_cast<std::int64_t>(t) * static_cast<std::int64_t>(a.heads) * rw;
-      auto* out = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset);
-      if constexpr (kRows) {
-        v[k] = src[j];
-        dst[k] = out + j;
-      } else {
-        const Index h = j / wph, w = j - h * wph;
-        v[k] = w < rw ? src[static_cast<std::int64_t>(h) * rw + w] : zero_word<W>();
-        if (w < ww)
-          dst[k] = reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(out) + h * a.head_stride) + w;
-        else
-          keep[k] = true;
+      Index h = 0, w = j;
+      if constexpr (!kRows) {
+        h = j / wph;
+        w = j - h * wph;
       }
+      v[k] = kRows || w < rw ? src[static_cast<std::int64_t>(h) * rw + w] : zero_word<W>();
+      if (kEager && row < 0) {
+        keep[k] = true;
+        continue;
+      }
+      auto* out = reinterpret_cast<W*>(static_cast<unsigned char*>(a.dst) + row + kv * a.v_offset);
+      if (kRows)
+        dst[k] = out + j;
+      else if (w < ww)
+        dst[k] = reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(out) + h * a.head_stride) + w;
+      else
+        keep[k] = true;
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -116,23 +124,28 @@ __global__ void scatter_kernel(ScatterArgs a) {
 }
 
 template <class W, class Index, bool kRows>
-cudaError_t launch_scatter_k(const ScatterArgs& a, int per_thread, dim3 grid, dim3 block,
-                             cudaStream_t stream) {
-  return per_thread == 4 ? launch_pdl(scatter_kernel<W, Index, kRows, 4>, grid, block, stream, a)
-                         : launch_pdl(scatter_kernel<W, Index, kRows, 1>, grid, block, stream, a);
+cudaError_t launch_scatter_k(const ScatterArgs& a, int per_thread, bool eager, dim3 grid,
+                             dim3 block, cudaStream_t stream) {
+  if (eager)
+    return per_thread == 4
+               ? launch_pdl(scatter_kernel<W, Index, kRows, 4, true>, grid, block, stream, a)
+               : launch_pdl(scatter_kernel<W, Index, kRows, 1, true>, grid, block, stream, a);
+  return per_thread == 4
+             ? launch_pdl(scatter_kernel<W, Index, kRows, 4, false>, grid, block, stream, a)
+             : launch_pdl(scatter_kernel<W, Index, kRows, 1, false>, grid, block, stream, a);
 }
 
 template <class W>
-cudaError_t launch_scatter_words(const ScatterArgs& a, int per_thread, dim3 grid, dim3 block,
-                                 cudaStream_t stream, std::int64_t total) {
+cudaError_t launch_scatter_words(const ScatterArgs& a, int per_thread, bool eager, dim3 grid,
+                                 dim3 block, cudaStream_t stream, std::int64_t total) {
   const bool rows = a.head_read == a.head_write && a.head_stride == a.head_write;
   // 32-bit indices while every index the grid-stride loop reaches fits.
   const bool small = total + static_cast<std::int64_t>(grid.x) * block.x * per_thread < (std::int64_t{1} << 32);
   if (small)
-    return rows ? launch_scatter_k<W, std::uint32_t, true>(a, per_thread, grid, block, stream)
-                : launch_scatter_k<W, std::uint32_t, false>(a, per_thread, grid, block, stream);
-  return rows ? launch_scatter_k<W, std::uint64_t, true>(a, per_thread, grid, block, stream)
-              : launch_scatter_k<W, std::uint64_t, false>(a, per_thread, grid, block, stream);
+    return rows ? launch_scatter_k<W, std::uint32_t, true>(a, per_thread, eager, grid, block, stream)
+                : launch_scatter_k<W, std::uint32_t, false>(a, per_thread, eager, grid, block, stream);
+  return rows ? launch_scatter_k<W, std::uint64_t, true>(a, per_thread, eager, grid, block, stream)
+              : launch_scatter_k<W, std::uint64_t, false>(a, per_thread, eager, grid, block, stream);
 }
 
 bool valid(BoundShape s) {
@@ -151,7 +164,8 @@ unsigned blocks_for(std::size_t words, BoundShape s) {
 
 }  // namespace
 
-cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, cudaStream_t stream) {
+cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, bool eager,
+                           cudaStream_t stream) {
   if (threads <= 0 || threads > 1024 || threads % 32 != 0 || (per_thread != 1 && per_thread != 4))
     return cudaErrorInvalidValue;
   const std::int64_t wb = a.word_bytes;
@@ -165,15 +179,15 @@ cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, cu
   const dim3 grid(static_cast<unsigned>(want < (1 << 20) ? want : (1 << 20))), block(threads);
   switch (a.word_bytes) {
     case 16:
-      return launch_scatter_words<uint4>(a, per_thread, grid, block, stream, total);
+      return launch_scatter_words<uint4>(a, per_thread, eager, grid, block, stream, total);
     case 8:
-      return launch_scatter_words<uint2>(a, per_thread, grid, block, stream, total);
+      return launch_scatter_words<uint2>(a, per_thread, eager, grid, block, stream, total);
     case 4:
-      return launch_scatter_words<std::uint32_t>(a, per_thread, grid, block, stream, total);
+      return launch_scatter_words<std::uint32_t>(a, per_thread, eager, grid, block, stream, total);
     case 2:
-      return launch_scatter_words<std::uint16_t>(a, per_thread, grid, block, stream, total);
+      return launch_scatter_words<std::uint16_t>(a, per_thread, eager, grid, block, stream, total);
     case 1:
-      return launch_scatter_words<std::uint8_t>(a, per_thread, grid, block, stream, total);
+      return launch_scatter_words<std::uint8_t>(a, per_thread, eager, grid, block, stream, total);
     default:
       return cudaErrorInvalidValue;
   }

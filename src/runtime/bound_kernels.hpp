@@ -38,7 +38,8 @@ cudaError_t launch_move16(const void* src, std::size_t read_bytes, void* dst,
 // destination are read and kept through `sink`, as in launch_move16. Words are the widest of
 // 16, 8, 4, 2, 1 bytes dividing every size and offset (`word_bytes`). `threads` per block (a
 // multiple of 32, at most 1024), `per_thread` (1 or 4) words per thread and step, all loaded
-// before any is stored.
+// before any is stored. `eager`: each word's load is issued beside its token's dst_row load
+// rather than after it (a skipped token's words are then read too, and kept through `sink`).
 struct ScatterArgs {
   const void* src_k;          // [T, H, head_read bytes]
   const void* src_v;          // [T, H, head_read bytes]
@@ -51,6 +52,7 @@ struct ScatterArgs {
   std::uint32_t never = 1;
   std::uint32_t* sink = nullptr;
 };
-cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, cudaStream_t stream);
+cudaError_t launch_scatter(const ScatterArgs& a, int threads, int per_thread, bool eager,
+                           cudaStream_t stream);
 
 }  // namespace kvbench

@@ -162,14 +162,16 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
   }
   KVB_CUDA_CHECK(cudaStreamSynchronize(st));  // `rows` of each set uploaded before it is freed
   Best best;
-  for (int threads : kScatterThreads)
-    for (int per_thread : {1, 4})
-      best.consider(time_sets([&](int set, cudaStream_t x) {
-                      return launch_scatter(args[static_cast<std::size_t>(set)], threads,
-                                            per_thread, x);
-                    }, sets, st, s),
-                    "scatter" + std::to_string(args.front().word_bytes) + " t" +
-                        std::to_string(threads) + "x" + std::to_string(per_thread));
+  for (bool eager : {false, true})
+    for (int threads : kScatterThreads)
+      for (int per_thread : {1, 4})
+        best.consider(time_sets([&](int set, cudaStream_t x) {
+                        return launch_scatter(args[static_cast<std::size_t>(set)], threads,
+                                              per_thread, eager, x);
+                      }, sets, st, s),
+                      "scatter" + std::to_string(args.front().word_bytes) + " t" +
+                          std::to_string(threads) + "x" + std::to_string(per_thread) +
+                          (eager ? " eager" : ""));
   return best;
 }
 
