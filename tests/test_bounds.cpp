@@ -101,7 +101,7 @@ TEST(Bounds, RowsWithoutTheirBytesAreRefusedByFileAndLine) {
   ResultTable bad = one_row(2 * out, 16);
   bad.rows[0].axes.at(kOut) = "int4";
   expect_error(bad, "r.csv:7: unknown dtype 'int4'");
-  // Head counts whose products overflow 64 bits (issue 29's UBSan finding) are refused by line.
+  // Head counts whose products overflow 64 bits (a UBSan finding) are refused by line.
   ResultTable huge = one_row(2 * out, 16);
   huge.rows[0].axes.at(kH) = "999999999999999999";
   huge.rows[0].axes.at(kD) = "999999999999999999";

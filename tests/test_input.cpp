@@ -1,4 +1,4 @@
-// Hostile and careless input (issue 29): every malformed config or result CSV is refused with
+// Hostile and careless input: every malformed config or result CSV is refused with
 // file:line:col and the key or column, never read wrongly.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
