@@ -1,0 +1,70 @@
+// Plugins: shared objects that register variants over the C ABI of include/kvbench/kvbench.h.
+// Loading checks everything it can before any GPU work, and every refusal is one line naming
+// the plugin, the symbol or the variant, and the version (kvbench exits 3 on it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kvbench/kvbench.h"
+
+namespace kvbench::plugin {
+
+// A plugin that cannot be used: "PATH: what is wrong".
+class PluginError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What the sidecar records of a plugin: exactly which file ran.
+struct PluginInfo {
+  std::string path;    // as given
+  std::uint64_t size;  // bytes
+  std::string sha256;  // of those bytes
+  std::vector<std::string> variants;
+};
+
+// A variant a plugin registered, and where it came from.
+struct PluginVariant {
+  std::string name, why;
+  std::int32_t op;  // enum kvb_op
+  const char* (*supports)(const kvb_args*);
+  std::int32_t (*launch)(const kvb_args*, void*, char*, std::size_t);
+  std::string plugin;  // path of the plugin that registered it
+};
+
+// The plugins of one process, loaded in order. They stay loaded as long as this object lives
+// (their variants' functions point into them).
+class Plugins {
+ public:
+  Plugins() = default;
+  Plugins(Plugins&&) noexcept;
+  Plugins& operator=(Plugins&&) noexcept;
+  ~Plugins();
+
+  const std::vector<PluginInfo>& info() const { return info_; }
+  const std::vector<PluginVariant>& variants() const { return variants_; }
+  // The variant called `name`, or nullptr.
+  const PluginVariant* find(const std::string& name) const;
+
+ private:
+  friend Plugins load_plugins(const std::vector<std::string>&, const std::vector<std::string>&);
+  std::vector<PluginInfo> info_;
+  std::vector<PluginVariant> variants_;
+  std::vector<void*> handles_;
+};
+
+// Loads each path in order. `taken` names the variants already known (kvbench's own): a plugin
+// variant may not reuse one, nor another plugin's. Throws PluginError for a missing, unreadable
+// or non-ELF file, a file the dynamic loader refuses, a missing symbol, an ABI version other
+// than KVBENCH_ABI_VERSION, an init that fails, or a variant with a bad or clashing name, an
+// unknown operation or no launch function.
+Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken);
+
+// Whether `name` is a valid variant name: [a-z0-9_], 1 to 32 characters.
+bool valid_variant_name(const std::string& name);
+
+}  // namespace kvbench::plugin

@@ -1,0 +1,61 @@
+/* Stand-in plugins for the loader's CPU tests: one source, built once per STANDIN_* flavour
+ * (tests/CMakeLists.txt), each breaking the ABI in one way. The well-formed flavour registers
+ * one variant per operation: its supports() refuses one size, and its launch() fails with a
+ * message (no GPU is needed to show either). */
+#include <stdio.h>
+#include <string.h>
+
+#include "kvbench/kvbench.h"
+
+#ifndef STANDIN_NO_VERSION
+#ifdef STANDIN_BAD_VERSION
+KVBENCH_PLUGIN_API const uint32_t kvbench_plugin_abi_version = 99;
+#else
+KVBENCH_PLUGIN_EXPORT_ABI;
+#endif
+#endif
+
+static const char* supports(const kvb_args* args) {
+  if (args->op == KVB_OP_CACHE_WRITE && args->cache_write->head_size > 256)
+    return "standin: head_size above 256";
+  return NULL;
+}
+
+static int32_t launch(const kvb_args* args, void* stream, char* message, size_t size) {
+  (void)stream;
+  snprintf(message, size, "standin: launch refused for op %d", (int)args->op);
+  return 7;
+}
+
+#ifndef STANDIN_NO_INIT
+KVBENCH_PLUGIN_API int32_t kvbench_plugin_init(uint32_t abi_version, const kvb_host* host) {
+  (void)abi_version;
+#if defined(STANDIN_INIT_FAILS)
+  host->fail(host->context, "standin: needs a GPU of compute capability 12.0");
+  return 1;
+#elif defined(STANDIN_NO_VARIANT)
+  (void)host;
+  return 0;
+#else
+#if defined(STANDIN_CLASH)
+  const char* name = "optimized";
+#elif defined(STANDIN_BAD_NAME)
+  const char* name = "Bad-Name";
+#else
+  const char* name = STANDIN_NAME;
+#endif
+#ifdef STANDIN_BAD_OP
+  const int32_t op = 42;
+#else
+  const int32_t op = KVB_OP_CACHE_WRITE;
+#endif
+  const kvb_variant cache = {name, "stand-in cache write for the loader's tests", op, supports,
+                             launch};
+  if (host->add_variant(host->context, &cache) != 0) return 1;
+  char concat_name[40];
+  snprintf(concat_name, sizeof concat_name, "%s_mla", name);
+  const kvb_variant concat = {concat_name, "stand-in concat", KVB_OP_CONCAT_MLA_K, NULL, launch};
+  return host->add_variant(host->context, &concat);
+#endif
+}
+#endif

@@ -1,0 +1,141 @@
+// The plugin loader on the CPU: stand-in plugins (tests/plugins/standin_plugin.c), each broken in
+// one way, are refused with a line naming the plugin and what is wrong; a well-formed one
+// registers its variants, and its supports() and launch() answers reach kvbench unchanged.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "plugin/loader.hpp"
+#include "plugin/sha256.hpp"
+
+namespace kvbench::plugin {
+namespace {
+
+const std::vector<std::string> kBuiltin = {"seed_port", "optimized", "slot_order"};
+
+// The message load_plugins throws for `paths`, or "" when it loads.
+std::string refusal(const std::vector<std::string>& paths) {
+  try {
+    load_plugins(paths, kBuiltin);
+    return "";
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+}
+
+TEST(Plugin, WellFormedRegistersItsVariants) {
+  const Plugins p = load_plugins({STANDIN_GOOD}, kBuiltin);
+  ASSERT_EQ(p.info().size(), 1u);
+  EXPECT_EQ(p.info()[0].path, STANDIN_GOOD);
+  EXPECT_EQ(p.info()[0].variants, (std::vector<std::string>{"standin", "standin_mla"}));
+  std::ifstream in(STANDIN_GOOD, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(p.info()[0].size, bytes.size());
+  EXPECT_EQ(p.info()[0].sha256, sha256_hex(bytes));
+  const PluginVariant* v = p.find("standin");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->op, KVB_OP_CACHE_WRITE);
+  EXPECT_EQ(v->plugin, STANDIN_GOOD);
+  EXPECT_EQ(p.find("standin_mla")->op, KVB_OP_CONCAT_MLA_K);
+  EXPECT_EQ(p.find("standin_mla")->supports, nullptr);
+  EXPECT_EQ(p.find("optimized"), nullptr);
+}
+
+TEST(Plugin, SupportsAndLaunchAnswersReachTheHost) {
+  const Plugins p = load_plugins({STANDIN_GOOD}, kBuiltin);
+  const PluginVariant* v = p.find("standin");
+  kvb_cache_write_args cw{};
+  kvb_args args{sizeof(kvb_args), KVB_OP_CACHE_WRITE, nullptr, &cw};
+  cw.head_size = 128;
+  EXPECT_EQ(v->supports(&args), nullptr);
+  cw.head_size = 512;
+  EXPECT_STREQ(v->supports(&args), "standin: head_size above 256");
+  char message[64] = {};
+  EXPECT_EQ(v->launch(&args, nullptr, message, sizeof message), 7);
+  EXPECT_STREQ(message, "standin: launch refused for op 2");
+}
+
+TEST(Plugin, TwoPluginsLoadInOrder) {
+  const Plugins p = load_plugins({STANDIN_GOOD, STANDIN_OTHER}, kBuiltin);
+  ASSERT_EQ(p.variants().size(), 4u);
+  EXPECT_EQ(p.find("other")->plugin, STANDIN_OTHER);
+}
+
+TEST(Plugin, MissingFile) {
+  EXPECT_EQ(refusal({"/nonexistent/x.so"}),
+            "/nonexistent/x.so: cannot open plugin: No such file or directory");
+}
+
+TEST(Plugin, DirectoryAndNonElf) {
+  EXPECT_EQ(refusal({KVBENCH_SOURCE_DIR "/tests"}),
+            KVBENCH_SOURCE_DIR "/tests: not a regular file (a plugin is a shared object, .so)");
+  EXPECT_EQ(refusal({KVBENCH_SOURCE_DIR "/README.md"}),
+            KVBENCH_SOURCE_DIR "/README.md: not an ELF shared object (.so)");
+}
+
+TEST(Plugin, WrongAbiVersion) {
+  EXPECT_EQ(refusal({STANDIN_BAD_VERSION}),
+            std::string(STANDIN_BAD_VERSION) +
+                ": built for kvbench plugin ABI version 99; this kvbench speaks version 1");
+}
+
+TEST(Plugin, MissingSymbols) {
+  EXPECT_EQ(refusal({STANDIN_NO_VERSION}),
+            std::string(STANDIN_NO_VERSION) +
+                ": no symbol kvbench_plugin_abi_version (KVBENCH_PLUGIN_EXPORT_ABI defines it)");
+  EXPECT_EQ(refusal({STANDIN_NO_INIT}),
+            std::string(STANDIN_NO_INIT) + ": no symbol kvbench_plugin_init");
+}
+
+TEST(Plugin, ClashingNames) {
+  EXPECT_EQ(refusal({STANDIN_CLASH}),
+            std::string(STANDIN_CLASH) +
+                ": kvbench_plugin_init (ABI version 1): variant 'optimized' clashes with "
+                "kvbench's own variant of that name");
+  EXPECT_EQ(refusal({STANDIN_GOOD, STANDIN_GOOD_COPY}),
+            std::string(STANDIN_GOOD_COPY) +
+                ": kvbench_plugin_init (ABI version 1): variant 'standin' clashes with the one "
+                "registered by " STANDIN_GOOD);
+  EXPECT_EQ(refusal({STANDIN_GOOD, STANDIN_GOOD}), std::string(STANDIN_GOOD) + ": given twice");
+}
+
+TEST(Plugin, BadRegistrations) {
+  EXPECT_EQ(refusal({STANDIN_BAD_NAME}),
+            std::string(STANDIN_BAD_NAME) +
+                ": kvbench_plugin_init (ABI version 1): variant 'Bad-Name': a name is 1 to 32 "
+                "of [a-z0-9_]");
+  EXPECT_EQ(refusal({STANDIN_BAD_OP}),
+            std::string(STANDIN_BAD_OP) +
+                ": kvbench_plugin_init (ABI version 1): variant 'standin': unknown operation 42 "
+                "(ABI version 1 knows 1 and 2)");
+  EXPECT_EQ(refusal({STANDIN_INIT_FAILS}),
+            std::string(STANDIN_INIT_FAILS) +
+                ": kvbench_plugin_init (ABI version 1): standin: needs a GPU of compute "
+                "capability 12.0");
+  EXPECT_EQ(refusal({STANDIN_NO_VARIANT}),
+            std::string(STANDIN_NO_VARIANT) + ": kvbench_plugin_init registered no variant");
+}
+
+TEST(Plugin, VariantNames) {
+  EXPECT_TRUE(valid_variant_name("a"));
+  EXPECT_TRUE(valid_variant_name("triton_seed_2"));
+  EXPECT_TRUE(valid_variant_name(std::string(32, 'x')));
+  EXPECT_FALSE(valid_variant_name(""));
+  EXPECT_FALSE(valid_variant_name(std::string(33, 'x')));
+  EXPECT_FALSE(valid_variant_name("has space"));
+  EXPECT_FALSE(valid_variant_name("comma,"));
+}
+
+// FIPS 180-4 test vectors, and one across the 55/56-byte padding boundary.
+TEST(Plugin, Sha256KnownAnswers) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+}  // namespace
+}  // namespace kvbench::plugin
