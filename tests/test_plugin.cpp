@@ -127,6 +127,24 @@ TEST(Plugin, VariantNames) {
   EXPECT_FALSE(valid_variant_name("comma,"));
 }
 
+#ifdef EXAMPLE_PLUGIN
+// examples/plugin, built as a user would build it, loads without a GPU and registers its variant.
+TEST(Plugin, ExampleLoads) {
+  const Plugins p = load_plugins({EXAMPLE_PLUGIN}, kBuiltin);
+  ASSERT_EQ(p.variants().size(), 1u);
+  const PluginVariant& v = p.variants()[0];
+  EXPECT_EQ(v.name, "plain");
+  EXPECT_EQ(v.op, KVB_OP_CACHE_WRITE);
+  kvb_cache_write_args cw{};
+  const kvb_args args{sizeof(kvb_args), KVB_OP_CACHE_WRITE, nullptr, &cw};
+  cw.in_dtype = KVB_DTYPE_BF16;
+  cw.out_dtype = KVB_DTYPE_FP8_E4M3;
+  EXPECT_EQ(v.supports(&args), nullptr);
+  cw.in_dtype = KVB_DTYPE_FP8_E4M3;
+  EXPECT_STREQ(v.supports(&args), "inputs must be f32, f16 or bf16");
+}
+#endif
+
 // FIPS 180-4 test vectors, and one across the 55/56-byte padding boundary.
 TEST(Plugin, Sha256KnownAnswers) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
