@@ -204,6 +204,43 @@ TEST(Gate, DeviceMismatchRefusedUnlessAllowed) {
   EXPECT_EQ(only_verdict(run_gate(base, cur, allow)), Verdict::same);  // matched across devices
 }
 
+// Rows of one case timed over other buffer sets or in another mode measure other things: the
+// gate refuses them (exit 3) rather than judging one against the other.
+TEST(Gate, RowsTimedDifferentlyAreRefused) {
+  auto one = timed_row("1", 10, 9.9, 10.1);
+  one.mode = "graph";
+  auto sets = one, cold = one, untimed = one;
+  sets.buffer_sets = 61;
+  cold.mode = "cold";
+  untimed.timing.reset();
+  untimed.status = Status::failed;
+  const auto& base = table({one}, "base.csv");
+  try {
+    run_gate(base, table({sets}, "cur.csv"), {});
+    ADD_FAILURE() << "61 sets judged against 1";
+  } catch (const GateError& e) {
+    EXPECT_STREQ(e.what(),
+                 "timing mismatch: cur.csv:2 was timed in graph mode over 61 buffer sets, its "
+                 "baseline row base.csv:2 in graph mode over 1 buffer set; rows timed "
+                 "differently are not compared (run with the baseline's settings.mode and "
+                 "settings.rotate)");
+  }
+  EXPECT_THROW(run_gate(base, table({cold}), {}), GateError);
+  // An untimed row is not judged, so it cannot mismatch; a row without a mode matches any.
+  EXPECT_EQ(only_verdict(run_gate(base, table({untimed}), {})), Verdict::incorrect);
+  auto no_mode = one;
+  no_mode.mode = Text();
+  EXPECT_EQ(only_verdict(run_gate(base, table({no_mode}), {})), Verdict::same);
+  // The inputs: 61 cold sets at 3x against one graph set; one set 20% slower than a
+  // 61-set baseline (judged `faster` before).
+  const ResultTable one_set = read_results(kData + "baseline.csv");
+  const ResultTable cold_sets = read_results(kData + "cold_61_sets.csv");
+  const ResultTable rotated = read_results(kData + "rotated_baseline.csv");
+  const ResultTable hot = read_results(kData + "hot_slower.csv");
+  EXPECT_THROW(run_gate(one_set, cold_sets, {}), GateError);
+  EXPECT_THROW(run_gate(rotated, hot, {}), GateError);
+}
+
 TEST(Gate, AnotherBoardOfTheSameModelIsNamed) {
   auto base_row = timed_row("1", 10, 9.9, 10.1, "H200"), cur_row = base_row;
   base_row.device_uuid = "GPU-aaaa";

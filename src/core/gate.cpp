@@ -23,6 +23,17 @@ std::string key_text(const ResultRow& row) {
          describe_axes(row) + " on '" + row.device + "'";
 }
 
+// How a timed row was timed, as the timing-mismatch message shows it: "in graph mode over 61
+// buffer sets". A row without a mode column (hand-written CSVs) matches any mode.
+std::string timing_text(const ResultRow& r) {
+  return (r.mode.empty() ? std::string() : "in " + r.mode.str() + " mode ") + "over " +
+         std::to_string(r.buffer_sets) + " buffer set" + (r.buffer_sets == 1 ? "" : "s");
+}
+
+bool timed_alike(const ResultRow& a, const ResultRow& b) {
+  return a.buffer_sets == b.buffer_sets && (a.mode.empty() || b.mode.empty() || a.mode == b.mode);
+}
+
 bool is_failure(Status s) {
   return s == Status::incorrect || s == Status::failed || s == Status::rejected;
 }
@@ -229,6 +240,25 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                         *base_devices.begin() + "' (--allow-device-mismatch compares anyway)");
   }
   const RowIndex cur_index(current, !opt.allow_device_mismatch, "current");
+
+  // Rows of one case timed differently (another mode or buffer-set count) measure different
+  // things: refused like a device mismatch, naming the first pair (docs/gate.md).
+  std::size_t timed_apart = 0;
+  std::string first_apart;
+  for (const auto& cur : current.rows) {
+    const ResultRow* base = cur.timing ? base_index.find(cur) : nullptr;
+    if (!base || !base->timing || timed_alike(*base, cur)) continue;
+    if (timed_apart++ == 0)
+      first_apart = current.path + ":" + std::to_string(cur.line) + " was timed " +
+                    timing_text(cur) + ", its baseline row " + baseline.path + ":" +
+                    std::to_string(base->line) + " " + timing_text(*base);
+  }
+  if (timed_apart)
+    throw GateError("timing mismatch: " + first_apart +
+                    (timed_apart > 1 ? " (and " + std::to_string(timed_apart - 1) + " more rows)"
+                                     : std::string()) +
+                    "; rows timed differently are not compared (run with the baseline's "
+                    "settings.mode and settings.rotate)");
 
   GateReport rep;
   rep.baseline_path = baseline.path;

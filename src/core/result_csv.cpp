@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "core/csv.hpp"
+#include "core/sweep.hpp"
 
 namespace kvbench {
 namespace {
@@ -56,15 +57,16 @@ static_assert(same_text(kAxisColumns[axis_col::num_tokens], "num_tokens") &&
               "axis_col follows kAxisColumns");
 enum Other : std::size_t {
   kSchemaCol, kStatusCol, kReasonCol, kMedianCol, kP10Col, kP90Col, kDeviceCol, kUuidCol,
-  kBytesCol, kWrittenCol, kSetsCol, kOtherCount
+  kBytesCol, kWrittenCol, kSetsCol, kModeCol, kOtherCount
 };
 constexpr std::array<const char*, kOtherCount> kOtherColumns = {
-    "schema_version", "status", "reason", "median_us",     "p10_us",
-    "p90_us",         "device", "device_uuid", "bytes", "written_tokens", "buffer_sets"};
-// Read when present (the gate's board note, `kvbench bounds`' byte split, schema 2's set count),
-// not required.
+    "schema_version", "status",      "reason", "median_us",      "p10_us",      "p90_us",
+    "device",         "device_uuid", "bytes",  "written_tokens", "buffer_sets", "mode"};
+// Read when present (the gate's board note, `kvbench bounds`' byte split, how a row was timed),
+// not required. buffer_sets is required of schema-2 rows (read_lines checks it per row).
 bool optional_column(std::size_t other) {
-  return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol;
+  return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol ||
+         other == kModeCol;
 }
 // Axis columns that hold integers, checked so a garbled value is reported, not keyed.
 bool integer_axis(std::size_t axis) { return axis >= 3 && axis <= 7; }
@@ -277,7 +279,7 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
   const std::string schema = std::to_string(kSchemaVersion);
   // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
   // column skips the interning table's lookup.
-  std::array<std::pair<std::string, Text>, AxisValues::kCount + 3> last;
+  std::array<std::pair<std::string, Text>, AxisValues::kCount + 4> last;
   const auto intern = [&last](std::size_t slot, const std::string& v) {
     auto& [text, id] = last[slot];
     if (text != v || (id.empty() && !v.empty())) {
@@ -339,11 +341,31 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     row.device_uuid = intern(AxisValues::kCount + 2, field(kUuidCol));
     row.bytes = integer(field(kBytesCol), at, "bytes");
     row.written_tokens = integer(field(kWrittenCol), at, "written_tokens");
-    // Schema 1 has no buffer_sets: one set, as every schema-1 run timed.
+    // Schema 1 has no buffer_sets: one set, as every schema-1 run timed. Schema 2 has the column,
+    // and a timed row of it says how many sets it was timed over (the gate keeps counts apart).
+    const bool schema2 = f[other_pos[kSchemaCol]] == "2";
+    if (schema2 && other_pos[kSetsCol] == kNone)
+      throw ResultCsvError(where(path, 1) +
+                           "missing column 'buffer_sets' in the header (schema 2 has it)");
     const auto sets = integer(field(kSetsCol), at, "buffer_sets");
-    if (sets && *sets < 1)
-      throw ResultCsvError(at + "column 'buffer_sets': '" + field(kSetsCol) + "' is not positive");
-    row.buffer_sets = sets ? static_cast<int>(std::min<std::int64_t>(*sets, 1 << 30)) : 1;
+    if (sets && (*sets < 1 || *sets > kMaxBufferSets))
+      throw ResultCsvError(at + "column 'buffer_sets': '" + field(kSetsCol) +
+                           "' is not in [1, " + std::to_string(kMaxBufferSets) + "]");
+    if (!sets && schema2 && row.timing)
+      throw ResultCsvError(at + "column 'buffer_sets': empty in a timed row");
+    row.buffer_sets = sets ? static_cast<int>(*sets) : 1;
+    // How the row was timed: a mode name, or empty in an untimed row.
+    const std::string& mode = field(kModeCol);
+    if (!mode.empty()) {
+      try {
+        from_string<TimingMode>(mode);
+      } catch (const std::invalid_argument& e) {
+        throw ResultCsvError(at + "column 'mode': " + e.what());
+      }
+    } else if (row.timing && other_pos[kModeCol] != kNone) {
+      throw ResultCsvError(at + "column 'mode': empty in a timed row");
+    }
+    row.mode = intern(AxisValues::kCount + 3, mode);
     table.rows.push_back(std::move(row));
   }
   if (missing) throw missing_column(missing);
