@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # A real one-node Slurm cluster on this machine (docs/scale-out.md; facts in SLURM.md of the CI
-# notes): munged, slurmctld and slurmd on localhost with every file under a temp directory.
+# notes): munged, slurmctld and slurmd on localhost. Logs, job output and results go under
+# WORKDIR; the spool and state directories, where slurmd creates its Unix sockets, go under a
+# short temporary directory, because a socket path may not exceed 108 bytes and WORKDIR sits as
+# deep as the checkout does.
 #   1. An array job of 4 tasks runs `kvbench list CONFIG --shard slurm --format csv`, a job with
 #      --dependency=afterok merges their output: it equals the unsharded list.
 #   2. scripts/slurm/run_shards.sbatch (4 tasks of `kvbench run --shard slurm`, a stand-in worker
@@ -15,6 +18,12 @@ KVBENCH=$(realpath "$1")
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 mkdir -p "$2"
 W=$(mktemp -d "$(realpath "$2")/slurm.XXXXXX")
+# slurmd's step sockets are SPOOL/<node>_<job>.<step> (up to about 30 bytes past SPOOL).
+SHORT=$(mktemp -d -t kvbslurm.XXXXXX)
+if [ ${#SHORT} -gt 60 ]; then  # TMPDIR itself is deep: fall back to the system's
+  rmdir "$SHORT"
+  SHORT=$(mktemp -d -p /tmp kvbslurm.XXXXXX)
+fi
 CFG=$ROOT/configs/smoke.yaml
 PYTHON=${KVBENCH_PYTHON:-python3}
 skip() { echo "SKIPPED: $*"; exit 77; }
@@ -41,6 +50,11 @@ teardown() {
   if [ "$started_munged" = 1 ] && [ -s /run/munge/munged.pid ]; then
     kill "$(cat /run/munge/munged.pid)" 2>/dev/null || true
   fi
+  for _ in $(seq 20); do  # the daemons leave their sockets behind until they have exited
+    { [ -s "$W/slurmd.pid" ] && kill -0 "$(cat "$W/slurmd.pid")" 2>/dev/null; } || break
+    sleep 0.25
+  done
+  rm -rf "$SHORT"
 }
 trap teardown EXIT
 
@@ -58,7 +72,7 @@ fi
 
 HOST=$(hostname -s)
 PORT=$((20000 + RANDOM % 20000))  # not a fixed port: other clusters may run on this machine
-mkdir -p "$W/state" "$W/spool"
+mkdir -p "$SHORT/state" "$SHORT/spool"
 export SLURM_CONF=$W/slurm.conf
 cat >"$SLURM_CONF" <<CONF
 ClusterName=kvbenchci
@@ -67,8 +81,8 @@ SlurmUser=root
 SlurmdUser=root
 SlurmctldPort=$PORT
 SlurmdPort=$((PORT + 1))
-StateSaveLocation=$W/state
-SlurmdSpoolDir=$W/spool
+StateSaveLocation=$SHORT/state
+SlurmdSpoolDir=$SHORT/spool
 SlurmctldPidFile=$W/slurmctld.pid
 SlurmdPidFile=$W/slurmd.pid
 SlurmctldLogFile=$W/slurmctld.log
@@ -90,15 +104,30 @@ for _ in $(seq 60); do
   sinfo -h -o %T 2>/dev/null | grep -qx idle && break
   sleep 0.5
 done
-sinfo -h -o %T | grep -qx idle || fail "the node is not idle after 30 s: $(sinfo 2>&1 | tail -2)"
+# The daemons' own errors: what to show when the node or a job does not come up.
+daemon_errors() {
+  local f
+  for f in "$W/slurmctld.log" "$W/slurmd.log"; do
+    [ -s "$f" ] || { echo "  ${f##*/}: (empty or missing)"; continue; }
+    { grep -iE "error|fatal" "$f" || echo "no error or fatal line"; } | tail -n 5 | sed "s|^|  ${f##*/}: |"
+  done
+}
+sinfo -h -o %T | grep -qx idle ||
+  fail "the node is not idle after 30 s: $(sinfo 2>&1 | tail -2)"$'\n'"$(daemon_errors)"
 
 # Waits for jobs to leave the queue (accounting is off: squeue and output files tell).
+# A job whose launch failed is held and never leaves: say so at once, with the daemons' errors.
 wait_jobs() {
+  local queue
   for _ in $(seq 240); do
-    [ -z "$(squeue -h -j "$1" 2>/dev/null)" ] && return 0
+    queue=$(squeue -h -j "$1" -o "%i %T %r" 2>/dev/null || true)
+    [ -z "$queue" ] && return 0
+    if grep -qi "launch failed" <<<"$queue"; then
+      fail "jobs of $1 failed to launch:"$'\n'"$queue"$'\n'"daemon errors:"$'\n'"$(daemon_errors)"
+    fi
     sleep 0.5
   done
-  fail "jobs $1 still queued after 120 s: $(squeue 2>&1)"
+  fail "jobs $1 still queued after 120 s: $(squeue 2>&1)"$'\n'"daemon errors:"$'\n'"$(daemon_errors)"
 }
 
 # --- 1. sharded list, merged by a dependent job --------------------------------------------
