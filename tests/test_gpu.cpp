@@ -1,8 +1,6 @@
 // Each kernel against the CPU reference, bit for bit, through the same runner `kvbench run`
 // uses (canary-filled outputs, whole-buffer comparison). Skips visibly without a CUDA device.
 #include <algorithm>
-#include <map>
-#include <memory>
 #include <tuple>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -322,84 +320,6 @@ TEST_F(Gpu, HotInputsFloorOfAPdlKernelRises) {
   std::printf("  empty kernel, graph, %d sets: back to back %.3f us (PDL %.3f); after the "
               "producer %.3f us (PDL %.3f)\n", kSets, chain, chain_pdl, after, after_pdl);
   EXPECT_GT(after_pdl, chain_pdl);
-}
-
-// The optimized cache write at T=1 with `--hot-inputs`, launched as planned (PDL) and with PDL
-// off, beside seed_port: which launch attribute the hot-inputs time depends on. Prints the
-// medians; checks only that every row was timed.
-TEST_F(Gpu, HotInputsWithAndWithoutPdl) {
-  RunSettings s;
-  s.min_samples = 20;
-  s.min_time_s = 0.02;
-  s.timeout_s = 2;
-  s.rotate = kRotateAuto;
-  Case c = testing_support::cache_case(1, 8, 128);
-  const LaunchOverride no_pdl{nullptr, [](const kernels::CacheWriteArgs& a, cudaStream_t st) {
-    kernels::CacheWritePlan p =
-        kernels::plan_cache_write(a, Variant::optimized, kernels::current_device_props());
-    p.pdl = false;
-    return kernels::launch_cache_write(a, p, st);
-  }};
-  for (bool hot : {false, true}) {
-    s.hot_inputs = hot;
-    c.variant = Variant::optimized;
-    const Row pdl = run_case(c, s, device_);
-    const Row plain = run_case(c, s, device_, {}, no_pdl);
-    c.variant = Variant::seed_port;
-    const Row seed = run_case(c, s, device_);
-    for (const Row* r : {&pdl, &plain, &seed}) ASSERT_EQ(r->status, Status::passed) << r->reason;
-    std::printf("  cache T=1 H=8 D=128, %s, %d sets: optimized %.3f us, optimized without PDL "
-                "%.3f us, seed_port %.3f us\n", hot ? "hot inputs" : "cold", pdl.buffer_sets,
-                pdl.stats.median_us, plain.stats.median_us, seed.stats.median_us);
-  }
-}
-
-// The cache write at T=1, rotated, with a copy of its K and V launched right before it inside
-// the timed window: either onto them from a shadow copy (they end dirty in L2, as a producer
-// leaves them) or from them onto the shadow (they end clean in L2). The two copies move the
-// same bytes, so what differs between the two medians is how the kernel reads lines that are
-// dirty rather than clean; optimized against seed_port. Prints the medians.
-TEST_F(Gpu, InputsDirtyOrCleanInL2) {
-  RunSettings s;
-  s.min_samples = 20;
-  s.min_time_s = 0.02;
-  s.timeout_s = 2;
-  s.rotate = kRotateAuto;
-  Case c = testing_support::cache_case(1, 8, 128);
-  const std::size_t bytes = static_cast<std::size_t>(c.num_tokens * c.num_heads * c.head_dim) * 2;
-  for (Variant v : {Variant::optimized, Variant::seed_port}) {
-    c.variant = v;
-    double us[3] = {0, 0, 0};
-    for (int mode = 0; mode < 3; ++mode) {  // none, dirty, clean
-      std::map<const void*, std::unique_ptr<DeviceBuffer>> shadow;  // per set: K then V
-      const LaunchOverride o{nullptr, [&](const kernels::CacheWriteArgs& a, cudaStream_t st) {
-        auto& sh = shadow[a.key];
-        if (!sh) {  // the set's first launch (validation, before any capture): copy its inputs
-          sh = std::make_unique<DeviceBuffer>(2 * bytes);
-          KVB_CUDA_CHECK(cudaMemcpyAsync(sh->get(), a.key, bytes, cudaMemcpyDeviceToDevice, st));
-          KVB_CUDA_CHECK(cudaMemcpyAsync(sh->as<unsigned char>() + bytes, a.value, bytes,
-                                         cudaMemcpyDeviceToDevice, st));
-        }
-        auto* k = const_cast<void*>(a.key);
-        auto* val = const_cast<void*>(a.value);
-        unsigned char* sk = sh->as<unsigned char>();
-        if (mode == 1) {
-          KVB_CUDA_CHECK(cudaMemcpyAsync(k, sk, bytes, cudaMemcpyDeviceToDevice, st));
-          KVB_CUDA_CHECK(cudaMemcpyAsync(val, sk + bytes, bytes, cudaMemcpyDeviceToDevice, st));
-        } else if (mode == 2) {
-          KVB_CUDA_CHECK(cudaMemcpyAsync(sk, k, bytes, cudaMemcpyDeviceToDevice, st));
-          KVB_CUDA_CHECK(cudaMemcpyAsync(sk + bytes, val, bytes, cudaMemcpyDeviceToDevice, st));
-        }
-        return kernels::launch_cache_write(a, v, st);
-      }};
-      const Row r = run_case(c, s, device_, {}, o);
-      ASSERT_EQ(r.status, Status::passed) << r.reason;
-      us[mode] = r.stats.median_us;
-    }
-    std::printf("  cache T=1 H=8 D=128 %s: alone %.3f us; after a copy onto its inputs (dirty) "
-                "%.3f us, from them (clean) %.3f us\n", std::string(to_string(v)).c_str(), us[0],
-                us[1], us[2]);
-  }
 }
 
 // Light sampling (validation.yaml's kind: one warm-up, two samples, no minimum time) must read

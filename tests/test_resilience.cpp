@@ -28,7 +28,7 @@ TEST(Footprint, ConcatCountsInputsOutputsAndGuards) {
   EXPECT_EQ(f.device(3), 3 * (inputs + output));  // every buffer set repeats inputs and output
 }
 
-TEST(Footprint, TheIssuesCaseNeedsMoreThanItsKeysAndValues) {
+TEST(Footprint, SixteenMillionTokensNeedMoreThanTheirKeysAndValues) {
   // T=16,777,216 H=32 D=128 bf16: keys alone are 137.4 GB, keys and values 274.9 GB.
   const Footprint f = case_footprint(cache_case(16777216, 32, 128));
   EXPECT_GT(f.host(), 274877906944ull + 2 * 274877906944ull);  // inputs, caches expected + actual
