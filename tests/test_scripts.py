@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""CPU test of scripts/plot.py (headless), scripts/perf_report.py on the committed perf run,
-scripts/remote/ab_table.py, scripts/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free
+"""CPU test of scripts/plot.py (headless), scripts/perf_report.py and tools/perf_targets.py on the
+committed perf run, tools/remote/ab_table.py, tools/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free
 parts of scripts/triton_baseline.py, and scripts/kvbench_schema.py against the binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
@@ -216,18 +216,27 @@ class TritonBaselineCpu(unittest.TestCase):
         self.assertIn("1 unknown", done.stdout)
 
 
+PERF_REPORT = os.path.join(ROOT, "scripts", "perf_report.py")
+PERF_TARGETS = os.path.join(ROOT, "tools", "perf_targets.py")
+
+
 class PerfReport(unittest.TestCase):
-    """scripts/perf_report.py on the committed H200 perf run: its tables carry the CSV's numbers."""
+    """scripts/perf_report.py and tools/perf_targets.py on the committed H200 perf run: their
+    tables carry the CSV's numbers."""
 
     CSV = os.path.join(ROOT, "results", "h200", "perf.csv")
 
     @classmethod
     def setUpClass(cls):
-        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
-                               cls.CSV, "--peers"], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, PERF_REPORT, cls.CSV], capture_output=True, text=True)
         if done.returncode != 0:
             raise AssertionError(f"perf_report.py exit {done.returncode}: {done.stderr}")
         cls.lines = done.stdout.splitlines()
+        done = subprocess.run([sys.executable, PERF_TARGETS, cls.CSV, "--peers"], capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"perf_targets.py exit {done.returncode}: {done.stderr}")
+        cls.target_lines = done.stdout.splitlines()
         with open(cls.CSV, newline="") as f:
             cls.rows = list(csv.DictReader(f))
 
@@ -255,9 +264,11 @@ class PerfReport(unittest.TestCase):
         passed = sum(r["status"] == "passed" for r in self.rows)
         self.assertEqual(self.lines[0].split(";")[0], f"{len(self.rows)} rows, {passed} passed")
         self.assertIn(f"measured copy peak {peak:.0f} GB/s", self.lines[0])
-        self.assertIn("| target | cases | worst case | value | holds |", self.lines)
+        self.assertEqual(self.target_lines[0], self.lines[0])
+        self.assertIn("| target | cases | worst case | value | holds |", self.target_lines)
         self.assertTrue(any(line.startswith("| optimized never slower than seed_port |")
-                            for line in self.lines))
+                            for line in self.target_lines))
+        self.assertFalse(any(line.startswith("| target") for line in self.lines))
 
     def test_cells_equal_the_csv(self):
         checks = [
@@ -298,16 +309,16 @@ class PerfReport(unittest.TestCase):
             faster += us < t1 + xfer
             expected.append([r["num_tokens"], f"{us:.2f}", f"{t1:.2f}", f"{xfer:.2f}",
                              f"{t1 + xfer:.2f}", f"{us - t1 - xfer:+.2f}"])
-        title = [i for i, line in enumerate(self.lines) if line.startswith("| T ≤ 128 miss (bar ")]
+        title = [i for i, line in enumerate(self.target_lines) if line.startswith("| T ≤ 128 miss (bar ")]
         self.assertEqual(len(title), 1)
         table = []
-        for line in self.lines[title[0] + 2:]:
+        for line in self.target_lines[title[0] + 2:]:
             if not line.startswith("|"):
                 break
             table.append([c.strip() for c in line.strip("|").split("|")][1:])
         self.assertGreater(len(expected), 0)
         self.assertEqual(sorted(table), sorted(expected))
-        summary = [line for line in self.lines if " misses: " in line]
+        summary = [line for line in self.target_lines if " misses: " in line]
         self.assertEqual(len(summary), 1)
         head = f"{len(expected)} misses: {above} have T=1 + bytes above the bar"
         below = len(expected) - above  # the clause is left out when none is below
@@ -317,14 +328,15 @@ class PerfReport(unittest.TestCase):
 
 
 class PerfReportBounds(unittest.TestCase):
-    """--bounds: the committed `kvbench bounds` run beside the small cases it was timed with."""
+    """perf_targets.py --bounds: the committed `kvbench bounds` run beside the small cases it was
+    timed with."""
 
     CSV = os.path.join(ROOT, "results", "h200", "perf_small.csv")
     BOUNDS = os.path.join(ROOT, "results", "h200", "bounds.csv")
 
     def report(self, *extra):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
-                               self.CSV, *extra], capture_output=True, text=True)
+        return subprocess.run([sys.executable, PERF_TARGETS, self.CSV, *extra], capture_output=True,
+                              text=True)
 
     def test_floor_cells_and_counts_equal_the_bounds_csv(self):
         done = self.report("--bounds", self.BOUNDS)
@@ -387,9 +399,9 @@ class PerfReportPerCase(unittest.TestCase):
             w.writerows(rows)
         return path
 
-    def run_report(self, *extra):
-        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
-                               self.CSV, *extra], capture_output=True, text=True)
+    def run_report(self, *extra, script=PERF_REPORT):
+        done = subprocess.run([sys.executable, script, self.CSV, *extra], capture_output=True,
+                              text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
         return done.stdout
 
@@ -413,7 +425,7 @@ class PerfReportPerCase(unittest.TestCase):
                  for r in opt]
         bounds = self.write("per_case_bounds.csv", bheader, brows)
         out = self.run_report("--bounds", bounds, "--triton", triton, "--previous", self.CSV,
-                              "--cases")
+                              script=PERF_TARGETS)
         n = len(opt)
         self.assertIn(f"| at least 97% of its own bound | {n - 1}/{n} hold |", out)
         self.assertIn("| 90.0% | no |", out)
@@ -423,7 +435,19 @@ class PerfReportPerCase(unittest.TestCase):
         self.assertIn(f"| {g:.3f}x | yes |", out)
         self.assertRegex(out, r"\| large \(>= 4x L2\) same or faster than the previous run \(5%\) \| "
                               r"(\d+)/\1 hold \|")
-        self.assertIn("| 1.000 |", out)  # this / previous of a run against itself
+        report = self.run_report("--bounds", bounds, "--triton", triton, "--previous", self.CSV,
+                                 "--cases")
+        self.assertIn("| 1.000 |", report)  # this / previous of a run against itself
+        self.assertNotIn("| target", report)
+        # The summary's last row: every case, the geometric means and ranges of the ratios.
+        last = [line for line in report.splitlines() if line.startswith("| all |")]
+        self.assertEqual(len(last), 1, report[:500])
+        cells = [c.strip() for c in last[0].strip("|").split("|")]
+        self.assertEqual(cells[1], str(n))
+        b = math.exp(((n - 1) * math.log(98.0) + math.log(90.0)) / n)
+        self.assertEqual(cells[3], f"{b:.1f}% (90.0%–98.0%)")
+        self.assertEqual(cells[4], f"{g:.2f}x (0.90x–1.50x)")
+        self.assertEqual(cells[5], "1.000 (1.000–1.000)")
 
     def test_bad_triton_csv_is_one_line_error(self):
         done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
@@ -489,7 +513,7 @@ class PerfReportPair(unittest.TestCase):
 
 
 class RotateProof(unittest.TestCase):
-    """scripts/remote/rotate_proof.sh's plumbing, with stand-ins for the GPU binaries and for
+    """tools/remote/rotate_proof.sh's plumbing, with stand-ins for the GPU binaries and for
     torch: which cases each stage runs, with which flags, and the table it prints last."""
 
     FAKE_KVBENCH = """#!/usr/bin/env bash
@@ -552,7 +576,7 @@ fi
         env = dict(os.environ, FAKE_LOG=log, REAL_KVBENCH=KVBENCH, FAKE_ROWS=rows,
                    FAKE_PY_REAL=sys.executable, PYTHON=os.path.join(bin_dir, "python"),
                    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh"),
+        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh"),
                                bin_dir, out_dir], capture_output=True, text=True, env=env, cwd=ROOT)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         out = done.stdout
@@ -596,7 +620,7 @@ fi
         # A second call with some stages: the others' CSVs come from OUT_DIR, the table from all.
         os.remove(log)
         env["STAGES"] = "decode"
-        again = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh"),
+        again = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh"),
                                 bin_dir, out_dir], capture_output=True, text=True, env=env, cwd=ROOT)
         self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
         with open(log) as f:
@@ -608,14 +632,14 @@ fi
         self.assertIn("| at least 97% of its own bound |", again.stdout)
 
     def test_usage(self):
-        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "rotate_proof.sh")],
+        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh")],
                               capture_output=True, text=True)
         self.assertEqual(done.returncode, 3)
         self.assertIn("usage:", done.stderr)
 
 
 class ABTable(unittest.TestCase):
-    """scripts/remote/ab_table.py (scripts/remote/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
+    """tools/remote/ab_table.py (tools/remote/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
 
     def setUp(self):
         self.dir = os.path.join(OUT, "ab")
@@ -634,7 +658,7 @@ class ABTable(unittest.TestCase):
         return rows
 
     def table(self, *names):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "remote", "ab_table.py"), self.dir,
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "remote", "ab_table.py"), self.dir,
                                *names], capture_output=True, text=True)
 
     def test_ratios_are_the_medians_ratios(self):
@@ -655,7 +679,7 @@ class ABTable(unittest.TestCase):
         self.assertTrue(any(line.startswith(f"| **all** |  | {len(base)} | ") for line in lines))
 
     def test_gpu_ab_runs_builds_interleaved_and_packs(self):
-        """scripts/remote/gpu_ab.sh with two fake builds that write a gate CSV where kvbench run would."""
+        """tools/remote/gpu_ab.sh with two fake builds that write a gate CSV where kvbench run would."""
         fake = {}
         for name, source in (("A", "baseline.csv"), ("B", "slower.csv")):
             self.write(f"{name}.src.csv", source)
@@ -664,7 +688,7 @@ class ABTable(unittest.TestCase):
                 f.write(f'#!/bin/sh\ncp "{self.dir}/{name}.src.csv" "$4"\necho "{name} done"\n')
             os.chmod(fake[name], 0o755)
         out = os.path.join(self.dir, "out")
-        done = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "gpu_ab.sh"),
+        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "gpu_ab.sh"),
                                os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
                                f"B={fake['B']}"], capture_output=True, text=True,
                               env=dict(os.environ, OUT_DIR=out, ROUNDS="2"))
@@ -678,7 +702,7 @@ class ABTable(unittest.TestCase):
             self.assertEqual(sorted(tar.getnames()),
                              ["ab"] + [f"ab/{n}.{r}.{x}" for n in "AB" for r in (1, 2)
                                        for x in ("csv", "log")] + ["ab/table.md"])
-        bad = subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "gpu_ab.sh"),
+        bad = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "gpu_ab.sh"),
                               os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
                               f"A={fake['B']}"], capture_output=True, text=True)
         self.assertEqual(bad.returncode, 2)
@@ -703,8 +727,126 @@ class ABTable(unittest.TestCase):
         self.assertIn("no nothing.N.csv in", done.stderr)
 
 
+class ResultsSidecars(unittest.TestCase):
+    """tools/results_sidecars.py check: passes on a tree whose CSVs all have a full sidecar, and
+    names each problem of a tree that has not."""
+
+    TOOL = os.path.join(ROOT, "tools", "results_sidecars.py")
+
+    def tree(self, name, sidecars):
+        root = os.path.join(OUT, "sidecars", name)
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(os.path.join(root, "results", "h200"))
+        os.makedirs(os.path.join(root, "configs"))
+        with open(os.path.join(root, "configs", "smoke.yaml"), "w") as f:
+            f.write("sweeps: []\n")
+        for csv_name, doc in sidecars.items():
+            path = os.path.join(root, "results", "h200", csv_name)
+            with open(path, "w") as f:
+                f.write("kernel,variant\n")
+            if doc is not None:
+                with open(path + ".json", "w") as f:
+                    json.dump(doc, f)
+        return root
+
+    def check(self, root):
+        return subprocess.run([sys.executable, self.TOOL, "check", root], capture_output=True,
+                              text=True)
+
+    @staticmethod
+    def good(csv_name, **changes):
+        doc = {"git_sha": "0123456789ab", "config": {"path": "configs/smoke.yaml", "fnv1a64": "00"},
+               "csv": f"results/h200/{csv_name}",
+               "device": {"name": "NVIDIA H200", "uuid": "GPU-00000000-0000-0000-0000-000000000000"}}
+        doc.update(changes)
+        return doc
+
+    def test_a_full_tree_passes(self):
+        done = self.check(self.tree("good", {"a.csv": self.good("a.csv")}))
+        self.assertEqual(done.returncode, 0, done.stdout)
+        self.assertIn("1 result CSVs, 0 problem(s)", done.stdout)
+
+    def test_each_problem_is_named(self):
+        unknown = self.good("c.csv", device={"name": "NVIDIA H200", "uuid": None})
+        explained = self.good("d.csv", device={"name": "NVIDIA H200", "uuid": None},
+                              notes=["device.uuid: not recorded by the tool that wrote it"])
+        root = self.tree("bad", {
+            "a.csv": None,
+            "b.csv": self.good("b.csv", csv="/somewhere/else/b.csv"),
+            "c.csv": unknown,
+            "d.csv": explained,
+            "e.csv": self.good("e.csv", config={"path": "gone.yaml", "fnv1a64": "00"}),
+            "f.csv": {k: v for k, v in self.good("f.csv").items() if k != "git_sha"},
+        })
+        done = self.check(root)
+        self.assertEqual(done.returncode, 1, done.stdout)
+        out = done.stdout
+        self.assertIn("results/h200/a.csv: no sidecar results/h200/a.csv.json", out)
+        self.assertIn("results/h200/b.csv.json: csv is an absolute path ('/somewhere/else/b.csv')", out)
+        self.assertIn("results/h200/c.csv.json: device.uuid is empty and no note says why", out)
+        self.assertNotIn("d.csv", out)
+        self.assertIn("results/h200/e.csv.json: config.path 'gone.yaml' is not a file of the "
+                      "repository", out)
+        self.assertIn("results/h200/f.csv.json: missing key git_sha", out)
+
+
+class PerfDoc(unittest.TestCase):
+    """tools/perf_doc.py: a generated section that differs from its command's output fails
+    --check with a diff; --write makes it equal; a command that is not a repository script is
+    refused."""
+
+    TOOL = os.path.join(ROOT, "tools", "perf_doc.py")
+    COMMAND = "python3 scripts/perf_report.py results/h200/smoke.csv"
+
+    def doc(self, body):
+        path = os.path.join(OUT, "perf_doc", "doc.md")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(body)
+        return path
+
+    def tool(self, *args):
+        return subprocess.run([sys.executable, self.TOOL, *args], capture_output=True, text=True,
+                              env=dict(os.environ, KVBENCH=KVBENCH))
+
+    def test_a_changed_cell_fails_until_rewritten(self):
+        printed = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                                  os.path.join(ROOT, "results", "h200", "smoke.csv")],
+                                 capture_output=True, text=True, env=dict(os.environ, KVBENCH=KVBENCH),
+                                 check=True).stdout.strip("\n")
+        cell = re.search(r"\*\*([0-9.]+)\*\*", printed).group(1)
+        typed = printed.replace(f"**{cell}**", f"**{float(cell) + 1:.2f}**", 1)
+        path = self.doc(f"# t\n\n<!-- generated: {self.COMMAND} -->\n\n{typed}\n\n"
+                        "<!-- end generated -->\n\nprose\n")
+        done = self.tool("--check", path)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        changed = [(a, b) for a, b in zip(typed.splitlines(), printed.splitlines()) if a != b]
+        self.assertEqual(len(changed), 1)
+        self.assertIn(f"-{changed[0][0]}\n+{changed[0][1]}\n", done.stdout)
+        self.assertIn("1 generated sections, 1 differ", done.stdout)
+        self.assertEqual(self.tool("--write", path).returncode, 0)
+        done = self.tool("--check", path)
+        self.assertEqual(done.returncode, 0, done.stdout)
+        with open(path) as f:
+            text = f.read()
+        self.assertIn(printed, text)
+        self.assertTrue(text.endswith("<!-- end generated -->\n\nprose\n"))
+
+    def test_only_repository_scripts_run(self):
+        path = self.doc("<!-- generated: sh -c true -->\n<!-- end generated -->\n")
+        done = self.tool("--check", path)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("'sh -c true' is not `python3 scripts/X.py ...`", done.stderr)
+
+    def test_an_unclosed_section_is_named(self):
+        path = self.doc(f"x\n<!-- generated: {self.COMMAND} -->\n")
+        done = self.tool("--check", path)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn(":2: generated section without '<!-- end generated -->'", done.stderr)
+
+
 class GpuSass(unittest.TestCase):
-    """scripts/remote/gpu_sass.sh with a fake cuobjdump that prints two small functions."""
+    """tools/remote/gpu_sass.sh with a fake cuobjdump that prints two small functions."""
     SASS = """
 \t\tFunction : _Z4copyILb1EEvPf
         /*0000*/                   LDC R1, c[0x0][0x28] ;        /* 0x00000a00ff017b82 */
@@ -732,7 +874,7 @@ class GpuSass(unittest.TestCase):
     def sass(self, *args):
         env = dict(os.environ, OUT_DIR=os.path.join(self.dir, "out"),
                    PATH=os.path.join(self.dir, "bin") + os.pathsep + os.environ["PATH"])
-        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "remote", "gpu_sass.sh"), *args],
+        return subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "gpu_sass.sh"), *args],
                               capture_output=True, text=True, env=env)
 
     def test_skeleton_of_the_matching_function_only(self):

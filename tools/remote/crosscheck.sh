@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measurement cross-checks, run on the GPU host (binaries from $KVBENCH_BIN, default dist/bin, see
-# scripts/remote/pack_gpu.sh); outputs under $OUT_DIR (default results/crosscheck). Prints a short
+# tools/remote/pack_gpu.sh); outputs under $OUT_DIR (default results/crosscheck). Prints a short
 # table last.
 #   (a) `kvbench calibrate` copy bandwidth vs PyTorch copy_ timed by triton.testing.do_bench
 #   (b) one case's graph-mode median vs Nsight Compute's gpu__time_duration.sum (median)

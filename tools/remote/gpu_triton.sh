@@ -4,7 +4,7 @@
 # results/gpu_triton): <name>.csv (kvbench run), <name>_triton.csv (scripts/triton_baseline.py),
 # their logs, and the PNGs when matplotlib is importable there (else plot the CSVs afterwards
 # with scripts/plot.py; the commands are printed). Binaries come from $KVBENCH_BIN (default dist/bin,
-# see scripts/remote/pack_gpu.sh).
+# see tools/remote/pack_gpu.sh).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=${KVBENCH_BIN:-dist/bin}

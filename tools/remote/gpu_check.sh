@@ -3,7 +3,7 @@
 # included), then `kvbench run` on each config given (default: smoke), then the bad-input demo
 # (configs/bad_input.yaml, with and without --check-bounds: every row must be rejected or
 # not_supported), writing CSVs and logs under $OUT_DIR (default results/gpu_check); a short table
-# last. Binaries come from $KVBENCH_BIN (default dist/bin, see scripts/remote/pack_gpu.sh); nothing
+# last. Binaries come from $KVBENCH_BIN (default dist/bin, see tools/remote/pack_gpu.sh); nothing
 # is built here.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

@@ -4,7 +4,7 @@
 # results/h200/perf.csv), configs/studies/slot_order.yaml, and configs/default.yaml while time is
 # left. Outputs are written to a scratch folder and packed into $OUT_DIR/proof.tar after every stage,
 # so $OUT_DIR (default results/gpu_proof) holds one whole archive even when the run is cut short.
-# Binaries come from $KVBENCH_BIN (default dist/bin, see scripts/remote/pack_gpu.sh).
+# Binaries come from $KVBENCH_BIN (default dist/bin, see tools/remote/pack_gpu.sh).
 # Exit status: 1 if a GPU test, a validation or a run failed, or if compare found incorrect or
 # missing cases; slower cases are listed but do not fail it (boards differ by a few percent).
 set -uo pipefail
@@ -38,7 +38,7 @@ run() {  # name config [seconds]: kvbench run, its last line, its exit status in
 }
 
 "$BIN/kvbench" --version
-OUT_DIR=$WORK/check bash scripts/remote/gpu_check.sh configs/validation.yaml >"$WORK/gpu_check.log" 2>&1 || status=1
+OUT_DIR=$WORK/check bash tools/remote/gpu_check.sh configs/validation.yaml >"$WORK/gpu_check.log" 2>&1 || status=1
 grep -E '^test_|^kvbench run|rc=' "$WORK/gpu_check.log" | cut -c1-200
 rm -rf "$WORK"/check/tensors_*
 echo "t=${SECONDS}s"
@@ -59,7 +59,7 @@ echo "kvbench compare $BASELINE: rc=$rc (0 same, 1 slower cases, 2 incorrect or 
 [ $rc -ge 2 ] && status=1
 grep -E '^### ' "$WORK/compare.md"
 grep -E '^\| \*\*(slower|incorrect|missing)' "$WORK/compare.md" | cut -d'|' -f3-12 | head -30
-python3 scripts/perf_report.py "$WORK/perf.csv" --peers 2>/dev/null | grep -A8 '^| target'
+python3 tools/perf_targets.py "$WORK/perf.csv" --peers 2>/dev/null | grep -A8 '^| target'
 pack
 rm -rf "$WORK"
 exit $status

@@ -4,7 +4,7 @@
 # way on the same cases, the decode-size cases everything cold / inputs hot (`--hot-inputs`) /
 # one DeepSeek-V3 step (`--rotate 61`), the decode-step plot, and a short table last.
 #
-#   scripts/remote/rotate_proof.sh BIN_DIR OUT_DIR
+#   tools/remote/rotate_proof.sh BIN_DIR OUT_DIR
 #
 # BIN_DIR holds kvbench, test_gpu and test_planted_gpu built for the host; OUT_DIR receives
 # rotate_proof.tar (every output, packed again after each stage, so a run cut short still leaves
@@ -147,6 +147,9 @@ pack
 python3 scripts/perf_report.py "$WORK/perf_rotated.csv" --bounds "$WORK/bounds_rotated.csv" \
   --triton "$WORK/triton_rotated.csv" --previous results/h200/perf.csv --cases \
   >"$WORK/perf_report.md" 2>&1 || status=1
+python3 tools/perf_targets.py "$WORK/perf_rotated.csv" --bounds "$WORK/bounds_rotated.csv" \
+  --triton "$WORK/triton_rotated.csv" --previous results/h200/perf.csv \
+  >>"$WORK/perf_report.md" 2>&1 || status=1
 python3 - "$WORK" <<'PYEOF'
 import csv, os, sys
 work = sys.argv[1]

@@ -2,7 +2,7 @@
 # Runs on the GPU host: the CPU and GPU test binaries, then perf.yaml's `optimized` cases with
 # T <= 128 (kvbench run --case), then `kvbench bounds` over that CSV on the same board, then the
 # report's miss table with the floors. Binaries come from $KVBENCH_BIN (default dist/bin, see
-# scripts/remote/pack_gpu.sh); outputs go to $OUT_DIR (default results/gpu_bounds).
+# tools/remote/pack_gpu.sh); outputs go to $OUT_DIR (default results/gpu_bounds).
 # Exit status 1 if a test, the run or the bounds failed.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -23,7 +23,7 @@ mapfile -t cases < <("$BIN/kvbench" list "$CONFIG" --format csv |
 echo "kvbench run $CONFIG (T <= 128, optimized): $(tail -1 "$OUT_DIR/small.log")"
 "$BIN/kvbench" bounds "$OUT_DIR/small.csv" -o "$OUT_DIR/bounds.csv" --min-samples 20 --min-time 0.02 \
   --timeout 2 2>/dev/null || status=1
-python3 scripts/perf_report.py "$OUT_DIR/small.csv" --bounds "$OUT_DIR/bounds.csv" |
+python3 tools/perf_targets.py "$OUT_DIR/small.csv" --bounds "$OUT_DIR/bounds.csv" |
   sed -n '/^| T ≤ 128 within/p;/^| T ≤ 128 miss/,$p'
 echo "t=${SECONDS}s"
 exit $status

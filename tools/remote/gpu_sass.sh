@@ -3,14 +3,14 @@
 # an object or binary built here. For each function whose mangled name contains PATTERN, the
 # PDL wait (ACQBULK), global loads and stores and exits in program order, as cuobjdump prints
 # them; the whole SASS goes to $OUT_DIR/<file>.sass.xz (OUT_DIR defaults to results/gpu_sass).
-#   scripts/remote/gpu_sass.sh FILE PATTERN [PATTERN ...]
+#   tools/remote/gpu_sass.sh FILE PATTERN [PATTERN ...]
 # Build FILE with the flags of the CMake build, e.g. for the cache write:
 #   nvcc -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -I. -Isrc \
 #     -c kernels/cache_write/optimized.cu -o dist/obj/cache_write.o
 # and copy it to the host. Mangled names: c++filt reads them.
 # Exit status: 1 if cuobjdump fails or a pattern matches nothing, 2 on bad usage.
 set -uo pipefail
-usage() { echo "gpu_sass.sh: $1" >&2; echo "usage: scripts/remote/gpu_sass.sh FILE PATTERN [PATTERN ...]" >&2; exit 2; }
+usage() { echo "gpu_sass.sh: $1" >&2; echo "usage: tools/remote/gpu_sass.sh FILE PATTERN [PATTERN ...]" >&2; exit 2; }
 [ $# -ge 2 ] || usage "a file and at least one pattern"
 file=$1
 shift

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown table of an A/B run (scripts/remote/gpu_ab.sh): kvbench builds on the same config and board.
+"""Markdown table of an A/B run (tools/remote/gpu_ab.sh): kvbench builds on the same config and board.
 
-usage: scripts/remote/ab_table.py DIR NAME [NAME ...]
+usage: tools/remote/ab_table.py DIR NAME [NAME ...]
 
 Reads DIR/NAME.ROUND.csv for every NAME (one or more rounds each). Per case: each build's time
 (the geometric mean of its rounds' medians, µs), its ratio to the first build's, and the round
@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import kvbench_schema  # noqa: E402
 
 # Label order: kernel, sweep and variant first, then the rest of the case key.

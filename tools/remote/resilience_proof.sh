@@ -13,7 +13,7 @@
 #   6. devices:  --devices all: every case, rows of the GPU's UUID; compare against the clean run.
 # Prints a table last. VALIDATION_FULL=1 also times all of configs/validation.yaml (about 75 s).
 # Usage: resilience_proof.sh BIN_DIR OUT_DIR   (BIN_DIR holds kvbench, e.g. dist/bin of
-# scripts/remote/pack_gpu.sh; OUT_DIR e.g. results/resilience_proof; run from anywhere)
+# tools/remote/pack_gpu.sh; OUT_DIR e.g. results/resilience_proof; run from anywhere)
 set -uo pipefail
 BIN=$(cd "${1:?usage: resilience_proof.sh BIN_DIR OUT_DIR}" && pwd)
 mkdir -p "${2:?usage: resilience_proof.sh BIN_DIR OUT_DIR}"

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Runs on the GPU host: kvbench builds side by side on one board, for kernel experiments.
-#   scripts/remote/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]
+#   tools/remote/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]
 # Paths are relative to the repository root. Every build runs CONFIG ROUNDS times (default 2),
 # interleaved (A B, then B A, ...) so that a drift of the board, or the position in a round, falls
 # on all of them. CSVs and logs (ab/NAME.ROUND.{csv,log}) are written to a scratch folder and
 # packed into $OUT_DIR/ab.tar after every run (OUT_DIR defaults to results/gpu_ab);
-# scripts/remote/ab_table.py's table goes into the tar as ab/table.md, to $OUT_DIR/table.md and to
+# tools/remote/ab_table.py's table goes into the tar as ab/table.md, to $OUT_DIR/table.md and to
 # stdout: per case each build's median time, per sweep and variant each build's geometric-mean time
 # against the first build's. $OUT_DIR holds just those two files. Boards differ by a few percent, so
 # compare builds within one run on one board, not across runs.
 # Exit status: 1 if a run failed or a case did not pass validation in some run, 2 on bad usage.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-usage() { echo "gpu_ab.sh: $1" >&2; echo "usage: scripts/remote/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
+usage() { echo "gpu_ab.sh: $1" >&2; echo "usage: tools/remote/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
 [ $# -ge 2 ] || usage "a config and at least one NAME=BINARY"
 cfg=$1
 shift
@@ -51,7 +51,7 @@ for round in $(seq 1 "$ROUNDS"); do
     pack
   done
 done
-python3 scripts/remote/ab_table.py "$WORK/ab" "${names[@]}" >"$WORK/ab/table.md" || status=1
+python3 tools/remote/ab_table.py "$WORK/ab" "${names[@]}" >"$WORK/ab/table.md" || status=1
 cp "$WORK/ab/table.md" "$OUT_DIR/table.md"
 cat "$OUT_DIR/table.md"
 pack

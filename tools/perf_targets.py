@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""The performance targets kvbench's own `optimized` kernels are held to, judged on a result CSV
+of configs/perf.yaml (developer tooling: docs/dev/targets.md says where each target and each
+peer figure comes from; users read scripts/perf_report.py's tables instead).
+
+usage: tools/perf_targets.py RESULTS.csv [--peers] [--bounds CSV] [--triton CSV] [--previous CSV]
+       (reads <csv>.json beside it)
+
+Unrotated targets, on a run of both variants:
+- large cases (logical bytes at least 4x the L2 size, the sidecar's device.l2_bytes, else 60 MiB):
+  concat at least 95% of the measured copy peak, the cache write at least 93%;
+- T <= 128 within 0.5 µs of the graph-mode launch floor; the misses are listed against the
+  shape's T=1 time plus their bytes at the copy peak (a model, not a bound), and with --bounds
+  (a `kvbench bounds` CSV of the same cases) against the fastest plain write and move of their
+  bytes, each judged against that run's own launch floor + 0.5 µs;
+- --peers: T <= 128 at or below the best peer (PEERS below);
+- `optimized` never slower than `seed_port`.
+A rotated run (the sidecar's settings.rotate other than 1) is judged per case only. Per case of
+`optimized`, with --bounds (its `bound_us`), --triton (a triton_baseline.py CSV of
+the same cases) or --previous (a committed run): at least 97% of its own bound; faster than the
+seed's Triton on every case and by 1.25x in geometric mean; large cases `same` or faster than the
+previous run (5%).
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import kvbench_schema  # noqa: E402
+import perf_report as pr  # noqa: E402
+
+# Best peer µs per case, T <= 128 (H200, CUDA graphs, same shapes and slots). Source:
+# docs/dev/targets.md, "The peers" (the best CUDA peers, and the seed's Triton kernels alone);
+# each value is the lowest of the two tables' entries for the case.
+PEERS = {
+    ("concat_and_cast_mha_k", "128", "bf16", "bf16", "1"): 1.83,   # SGLang concat_mla_k
+    ("concat_and_cast_mha_k", "128", "bf16", "bf16", "16"): 2.20,  # seed Triton
+    ("concat_and_cast_mha_k", "128", "bf16", "bf16", "128"): 2.98,  # seed Triton
+    ("reshape_and_cache_flash", "8:128", "bf16", "bf16", "1"): 1.36,  # seed Triton
+    ("reshape_and_cache_flash", "8:128", "bf16", "bf16", "128"): 1.54,  # seed Triton
+    ("reshape_and_cache_flash", "32:128", "bf16", "bf16", "1"): 1.38,  # seed Triton
+    ("reshape_and_cache_flash", "32:128", "bf16", "bf16", "128"): 2.18,  # seed Triton
+    ("reshape_and_cache_flash", "1:576", "bf16", "bf16", "1"): 1.36,  # seed Triton
+    ("reshape_and_cache_flash", "1:576", "bf16", "bf16", "128"): 1.52,  # seed Triton
+    ("reshape_and_cache_flash", "8:80", "f16", "f16", "1"): 1.35,  # seed Triton
+    ("reshape_and_cache_flash", "8:80", "f16", "f16", "128"): 1.52,  # seed Triton
+}
+LARGE_GOALS = [("concat_and_cast_mha_k", 95.0), ("reshape_and_cache_flash", 93.0)]
+FLOOR_MARGIN_US = 0.5
+BOUND_PCT = 97.0
+TRITON_GEOMEAN = 1.25
+PREVIOUS_BAND = 1.05
+
+
+def peer_key(r):
+    shape = r["num_heads"] if r["kernel"].startswith("concat") else f"{r['num_heads']}:{r['head_dim']}"
+    return (r["kernel"], shape, r["in_dtype"], r["out_dtype"], r["num_tokens"])
+
+
+def unrotated_targets(rows, opt, small, l2, floor, peak, peers):
+    shape_name = pr.shape_name
+    print("| target | cases | worst case | value | holds |")
+    print("|---|---|---|---|---|")
+    for kernel, goal in LARGE_GOALS:
+        large = [r for r in opt if r["kernel"] == kernel and float(r["bytes"]) >= 4 * l2]
+        if large:
+            w = min(large, key=lambda r: float(r["pct_of_measured_peak"]))
+            holds = sum(float(r["pct_of_measured_peak"]) >= goal for r in large)
+            print(f"| {kernel} large ≥ {goal:.0f}% of copy peak | {holds}/{len(large)} hold | "
+                  f"{shape_name(w)} T={w['num_tokens']} | {float(w['pct_of_measured_peak']):.1f}% | "
+                  f"{'yes' if holds == len(large) else 'no'} |")
+    if floor and small:
+        over = [r for r in small if float(r["median_us"]) > floor + FLOOR_MARGIN_US]
+        # Misses whose bytes alone take more than the margin at the measured copy peak.
+        heavy = sum(float(r["bytes"]) / (peak * 1e3) > FLOOR_MARGIN_US for r in over) if peak else 0
+        w = max(small, key=lambda r: float(r["median_us"]) - floor)
+        print(f"| T ≤ 128 within {FLOOR_MARGIN_US} µs of the launch floor ({floor:.2f} µs) | "
+              f"{len(small) - len(over)}/{len(small)} hold ({heavy} misses move more than "
+              f"{FLOOR_MARGIN_US} µs of bytes at the copy peak) | {shape_name(w)} T={w['num_tokens']} | "
+              f"{float(w['median_us']):.2f} µs | {'yes' if not over else 'no'} |")
+    if peers:
+        checked = [(r, PEERS[peer_key(r)]) for r in small
+                   if peer_key(r) in PEERS and r["strides"] == "contiguous" and r["layout"] == "nhd"
+                   and r["swa"] == "false" and r["scale"] == "none" and r["block_size"] in ("16", "64")]
+        if checked:
+            w = max(checked, key=lambda rp: float(rp[0]["median_us"]) / rp[1])
+            ok = sum(float(r["median_us"]) <= p for r, p in checked)
+            print(f"| T ≤ 128 at or below the best peer | {ok}/{len(checked)} hold | "
+                  f"{shape_name(w[0])} T={w[0]['num_tokens']} | {float(w[0]['median_us']):.2f} vs "
+                  f"{w[1]:.2f} µs | {'yes' if ok == len(checked) else 'no'} |")
+    pairs = {}
+    for r in rows:
+        if r["status"] == "passed":
+            pairs.setdefault(tuple(r[c] for c in pr.AXES + ["num_tokens"]), {})[r["variant"]] = r
+    ratios = [(float(v["optimized"]["median_us"]) / float(v["seed_port"]["median_us"]), v["optimized"])
+              for v in pairs.values() if "optimized" in v and "seed_port" in v]
+    if ratios:
+        worst, r = max(ratios, key=lambda x: x[0])
+        print(f"| optimized never slower than seed_port | {sum(x <= 1.0 for x, _ in ratios)}/{len(ratios)} hold | "
+              f"{shape_name(r)} T={r['num_tokens']} | {worst:.2f}x seed_port's time | "
+              f"{'yes' if worst <= 1.0 else 'no'} |")
+
+
+def floor_misses(opt, small, floor, peak, bounds=None):
+    """The T <= 128 misses against a latency + transfer model: the same shape's T=1 time (one
+    launch, one dependent read, one write) plus the case's bytes at the measured copy peak; with
+    `bounds`, also the fastest plain write and move of the same bytes (`kvbench bounds`)."""
+    shape_name = pr.shape_name
+    bar = floor + FLOOR_MARGIN_US
+    over = [r for r in small if float(r["median_us"]) > bar]
+    if not over:
+        return
+    one = {tuple(r[c] for c in pr.AXES): float(r["median_us"]) for r in opt if r["num_tokens"] == "1"}
+    extra = " write floor µs | move floor µs |" if bounds is not None else ""
+    print(f"\n| T ≤ 128 miss (bar {bar:.2f} µs) | T | µs | T=1 µs | bytes at copy peak µs | "
+          "T=1 + bytes µs | µs over T=1 + bytes |" + extra)
+    print("|---|---|---|---|---|---|---|" + "---|---|" * (bounds is not None))
+    bound, excess, faster, no_t1 = 0, [], 0, 0
+    found, write_over, move_over, bars = 0, 0, 0, set()
+    for r in sorted(over, key=lambda r: (shape_name(r), int(r["num_tokens"]))):
+        t1 = one.get(tuple(r[c] for c in pr.AXES))
+        us, xfer = float(r["median_us"]), float(r["bytes"]) / (peak * 1e3)
+        cells = ""
+        if bounds is not None:
+            b = bounds.get(tuple(r[c] for c in kvbench_schema.case_key_columns()))
+            cells = " | |"
+            if b:
+                found += 1
+                own_bar = float(b["launch_floor_us"]) + FLOOR_MARGIN_US
+                bars.add(round(own_bar, 2))
+                write = float(b["write_floor_us"]) if b["write_floor_us"] else None
+                write_over += write is not None and write > own_bar
+                move_over += float(b["move_floor_us"]) > own_bar
+                cells = (f" {write:.2f} |" if write is not None else " |") + \
+                    f" {float(b['move_floor_us']):.2f} |"
+        if t1 is None:  # no T=1 row of that shape in the CSV: listed, no model
+            no_t1 += 1
+            print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | | {xfer:.2f} | | |" + cells)
+            continue
+        model = t1 + xfer
+        bound += model > bar
+        faster += us < model
+        if model <= bar:
+            excess.append(us - model)
+        print(f"| {shape_name(r)} | {r['num_tokens']} | {us:.2f} | {t1:.2f} | {xfer:.2f} | "
+              f"{model:.2f} | {us - model:+.2f} |" + cells)
+    print(f"\n{len(over)} misses: {bound} have T=1 + bytes above the bar"
+          + (f", {len(excess)} below it (at most {max(excess):+.2f} µs over T=1 + bytes)"
+             if excess else "")
+          + (f", {no_t1} without a T=1 row" if no_t1 else "")
+          + f"; {faster} run faster than T=1 + bytes (a model, not a bound).")
+    if bounds is not None:
+        own = "/".join(f"{x:.2f}" for x in sorted(bars)) or "none"
+        print(f"\nFloors (`kvbench bounds`, the fastest of the plain kernels it tries; its own bar "
+              f"{own} µs): {found} of {len(over)} misses found; for {write_over} the fastest write "
+              f"of their output bytes alone takes longer than that bar, for {move_over} the "
+              f"fastest move of their bytes does.")
+
+
+def per_case_targets(compared, l2, previous_given):
+    """Each optimized case against its bound, the seed's Triton and the previous run."""
+    shape_name = pr.shape_name
+    pct = [(100 * b / us, r) for r, us, b, _, _ in compared if b]
+    speedup = [(t / us, r) for r, us, _, t, _ in compared if t]
+    slower_large = [(us / p, r) for r, us, _, _, p in compared if p and float(r["bytes"]) >= 4 * l2]
+    print("\n| target (optimized, per case) | cases | worst case | value | holds |")
+    print("|---|---|---|---|---|")
+    if pct:
+        w, r = min(pct, key=lambda x: x[0])
+        ok = sum(p >= BOUND_PCT for p, _ in pct)
+        print(f"| at least {BOUND_PCT:.0f}% of its own bound | {ok}/{len(pct)} hold | {shape_name(r)} "
+              f"T={r['num_tokens']} | {w:.1f}% | {'yes' if ok == len(pct) else 'no'} |")
+    if speedup:
+        w, r = min(speedup, key=lambda x: x[0])
+        ok = sum(x > 1.0 for x, _ in speedup)
+        g = pr.geomean([x for x, _ in speedup])
+        print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold | {shape_name(r)} "
+              f"T={r['num_tokens']} | {w:.2f}x | {'yes' if ok == len(speedup) else 'no'} |")
+        print(f"| geometric mean over the seed's Triton at least {TRITON_GEOMEAN}x | "
+              f"{len(speedup)} cases | | {g:.3f}x | {'yes' if g >= TRITON_GEOMEAN else 'no'} |")
+    if previous_given:
+        band = round(100 * (PREVIOUS_BAND - 1))
+        if slower_large:
+            w, r = max(slower_large, key=lambda x: x[0])
+            ok = sum(x <= PREVIOUS_BAND for x, _ in slower_large)
+            print(f"| large (>= 4x L2) same or faster than the previous run ({band}%) | "
+                  f"{ok}/{len(slower_large)} hold | {shape_name(r)} T={r['num_tokens']} | "
+                  f"{w:.3f}x its time | {'yes' if ok == len(slower_large) else 'no'} |")
+        else:
+            print(f"| large (>= 4x L2) same or faster than the previous run ({band}%) | "
+                  "0 cases matched | | | |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--peers", action="store_true")
+    ap.add_argument("--bounds")
+    ap.add_argument("--triton")
+    ap.add_argument("--previous")
+    args = ap.parse_args()
+    rows, meta = pr.load(args.csv)
+    l2 = float(meta.get("device", {}).get("l2_bytes", 60 * 2**20))
+    floor = meta.get("launch_floor_us", {}).get("graph", {}).get("median_us")
+    peak = meta.get("measured_peak_gbps")
+    print(pr.header_line(rows, meta))
+    opt = [r for r in rows if r["variant"] == "optimized" and r["status"] == "passed"]
+    small = [r for r in opt if int(r["num_tokens"]) <= 128]
+    bounds = pr.read_bounds(args.bounds) if args.bounds else None
+    # The unrotated targets judge an unrotated run; a rotated one is judged per case only.
+    rotate = meta.get("settings", {}).get("rotate", 1)
+    if rotate in (None, 1, "1"):
+        unrotated_targets(rows, opt, small, l2, floor, peak, args.peers)
+        if floor and peak and small:
+            floor_misses(opt, small, floor, peak, bounds)
+    if bounds is not None or args.triton or args.previous:
+        triton = pr.read_rows(args.triton, "triton") if args.triton else None
+        previous = pr.read_rows(args.previous, "previous") if args.previous else None
+        per_case_targets(pr.compare(opt, bounds, triton, previous), l2, previous is not None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
