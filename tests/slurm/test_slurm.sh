@@ -112,8 +112,10 @@ daemon_errors() {
   local f
   for f in "$W/slurmctld.log" "$W/slurmd.log"; do
     [ -s "$f" ] || { echo "  ${f##*/}: (empty or missing)"; continue; }
-    # The MPI plugins' complaints (no PMIx here) are noise for jobs that use no MPI.
-    { grep -iE "error|fatal" "$f" | grep -viE "pmix|mpi" || echo "no error or fatal line"; } |
+    # Noise for this cluster: the MPI plugins (no PMIx here, no job uses MPI) and a first
+    # start's missing state files.
+    { grep -iE "error|fatal" "$f" | grep -viE "pmix|mpi|state( save)? file" ||
+        echo "no error or fatal line"; } |
       tail -n 5 | sed "s|^|  ${f##*/}: |"
   done
 }
