@@ -176,21 +176,27 @@ def compare(opt, bounds, triton, previous):
         out.append((r, float(r["median_us"]),
                     float(b["bound_us"]) if b and b.get("bound_us") else None,
                     tri.get(tuple(r[c] for c in key_columns if c != "variant")),
-                    prev.get(key)))
+                    prev.get(key), b))
     return out
 
 
 def case_table(compared, bounds, triton, previous):
     """Every case: its µs, then the comparisons given."""
     head = "| case | T | sets | µs |"
-    head += " bound µs | % of bound |" if bounds is not None else ""
+    # Bounds CSVs older than `bound_us` give their floors alone.
+    with_bound = bounds is not None and any(c[2] for c in compared)
+    head += " write floor µs | move floor µs |" if bounds is not None else ""
+    head += " bound µs | % of bound |" if with_bound else ""
     head += " Triton µs | Triton / this |" if triton is not None else ""
     head += " previous µs | this / previous |" if previous is not None else ""
     print("\n" + head)
     print("|---" * head.count(" |") + "|")
-    for r, us, b, t, p in compared:
+    for r, us, b, t, p, row in compared:
         cells = [shape_name(r), r["num_tokens"], r.get("buffer_sets") or "1", f"{us:.2f}"]
         if bounds is not None:
+            floors = [row.get(c) or "" for c in ("write_floor_us", "move_floor_us")] if row else ["", ""]
+            cells += [f"{float(x):.2f}" if x else "" for x in floors]
+        if with_bound:
             cells += [f"{b:.2f}", f"{100 * b / us:.1f}%"] if b else ["", ""]
         if triton is not None:
             cells += [f"{t:.2f}", f"{t / us:.2f}x"] if t else ["", ""]
@@ -226,12 +232,12 @@ def summary(compared, bounds, triton, previous):
     # (title, per-case value or None, format, what a case needs for it), for the CSVs given.
     columns = [c for c, given in (
         (("% of bound", lambda c: 100 * c[2] / c[1] if c[2] else None, "{:.1f}%", "a bound"),
-         bounds is not None),
+         bounds is not None and any(c[2] for c in compared)),
         (("Triton / this", lambda c: c[3] / c[1] if c[3] else None, "{:.2f}x", "Triton"),
          triton is not None),
         (("this / previous", lambda c: c[1] / c[4] if c[4] else None, "{:.3f}", "a previous row"),
          previous is not None)) if given]
-    print("| T | cases | µs | " + " | ".join(c[0] for c in columns) + " |")
+    print("| " + " | ".join(["T", "cases", "µs"] + [c[0] for c in columns]) + " |")
     print("|---|---|---|" + "---|" * len(columns))
     groups = {}
     for c in compared:
@@ -242,7 +248,7 @@ def summary(compared, bounds, triton, previous):
         counts = [f"{len(cs)}"] + [f"{len(v)} with {col[3]}" for v, col in zip(values, columns)
                                    if len(v) != len(cs)]
         cells = [spread(v, col[2]) for v, col in zip(values, columns)]
-        print(f"| {t} | {', '.join(counts)} | {min(us):.2f}–{max(us):.2f} | " + " | ".join(cells) + " |")
+        print("| " + " | ".join([str(t), ", ".join(counts), f"{min(us):.2f}–{max(us):.2f}"] + cells) + " |")
 
 
 def read_bounds(path):

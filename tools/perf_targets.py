@@ -160,9 +160,9 @@ def floor_misses(opt, small, floor, peak, bounds=None):
 def per_case_targets(compared, l2, previous_given):
     """Each optimized case against its bound, the seed's Triton and the previous run."""
     shape_name = pr.shape_name
-    pct = [(100 * b / us, r) for r, us, b, _, _ in compared if b]
-    speedup = [(t / us, r) for r, us, _, t, _ in compared if t]
-    slower_large = [(us / p, r) for r, us, _, _, p in compared if p and float(r["bytes"]) >= 4 * l2]
+    pct = [(100 * b / us, r) for r, us, b, _, _, _ in compared if b]
+    speedup = [(t / us, r) for r, us, _, t, _, _ in compared if t]
+    slower_large = [(us / p, r) for r, us, _, _, p, _ in compared if p and float(r["bytes"]) >= 4 * l2]
     print("\n| target (optimized, per case) | cases | worst case | value | holds |")
     print("|---|---|---|---|---|")
     if pct:
