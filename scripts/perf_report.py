@@ -18,7 +18,7 @@ buffers") is set against:
   config, timed the same way): Triton µs / its µs;
 - a previous run (e.g. results/h200/perf.csv): its µs / the previous µs;
 and a table per token count summarises them (geometric means and ranges). --cases adds the table
-of every case (long). The performance targets that kvbench's own kernels are held to are
+of every case (long), with the bounds CSV's write and move floors of each. The performance targets that kvbench's own kernels are held to are
 developer tooling: tools/perf_targets.py, docs/dev/targets.md.
 """
 import argparse
