@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 
@@ -12,6 +11,7 @@
 #include "cli/exit_codes.hpp"
 #include "core/bounds.hpp"
 #include "core/footprint.hpp"
+#include "core/outputs.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/device_info.hpp"
@@ -22,14 +22,14 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
                std::int64_t max_tokens, const std::string& variant, const Overrides& overrides) {
   RunSettings s;
   apply(overrides, s);
+  // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
+  // output (/dev/stdout) is written in place.
+  check_outputs({{"--output", output}}, {{"the result CSV", results_path}});
   ResultTable results = read_results(results_path);
-  // bad rows and an unwritable output: before the GPU
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
-  // Every row is written as soon as its floors are timed (whole lines, flushed), so a run cut
-  // short keeps what it finished.
-  std::ofstream out(output, std::ios::trunc);
-  if (!out || !(out << bounds_header() << '\n' << std::flush))
-    throw std::runtime_error(output + ": cannot open for writing");
+  // Every row is written as soon as its floors are timed (whole lines), so a run cut short keeps
+  // what it finished; the output is not touched before the first row (or the end).
+  RowFile out(output, bounds_header(), RowFile::Mode::replace);
   open_device();
   // Memory admission: the floors of a case copy its bytes between two buffers of its largest
   // side, and the scatter of a cache write needs its inputs and whole caches; one of them at a
@@ -71,13 +71,13 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
         r.device = d.name;
         r.device_uuid = d.uuid;
         r.git_sha = sha;
-        if (!(out << bounds_line(r) << '\n' << std::flush))
-          throw std::runtime_error(output + ": write failed");
+        out.write(bounds_line(r));
       },
       [](std::size_t done, std::size_t total) {
         std::fprintf(stderr, "\rkvbench bounds: %zu/%zu floors timed", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       });
+  out.commit();  // no row: the header alone
   std::printf("%s: %zu rows of num_tokens <= %lld%s from %s\n", output.c_str(), rows,
               static_cast<long long>(max_tokens),
               variant.empty() ? "" : (", variant " + variant).c_str(), results_path.c_str());

@@ -5,6 +5,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/report.hpp"
 #include "core/file_io.hpp"
+#include "core/outputs.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/device_info.hpp"
 #include "runtime/flush_study.hpp"
@@ -12,6 +13,7 @@
 namespace kvbench::cli {
 
 int cmd_calibrate(bool force, const std::string& output) {
+  check_outputs({{"--output", output}}, {});
   open_device();
   const DeviceDetails details = device_details();
   const CalibrationResult r = load_or_calibrate(details, force);

@@ -15,6 +15,7 @@ int cmd_compare(const std::string& current_path, const GateFlags& flags) {
 
 int cmd_schema(bool case_key) {
   std::cout << (case_key ? join_csv(case_columns()) : csv_header()) << '\n';
+  check_stdout();
   return kOk;
 }
 

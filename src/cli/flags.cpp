@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -11,6 +10,7 @@
 
 #include "core/file_io.hpp"
 #include "core/gate.hpp"
+#include "core/outputs.hpp"
 
 namespace kvbench::cli {
 
@@ -112,26 +112,6 @@ double parse_threshold(std::string text) {
   return pct / 100.0;
 }
 
-void check_output_path(const std::string& flag, const std::string& path,
-                       const std::vector<std::string>& inputs) {
-  if (path.empty()) return;
-  std::error_code ec;
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  if (!std::filesystem::is_directory(dir, ec))
-    throw std::invalid_argument(flag + " " + path + ": folder " + dir.string() +
-                                " does not exist");
-  if (std::filesystem::is_directory(p, ec))
-    throw std::invalid_argument(flag + " " + path + ": is a directory");
-  for (const std::string& in : inputs) {
-    if (in.empty()) continue;
-    const bool same = in == path || std::filesystem::equivalent(in, path, ec);
-    if (same)
-      throw std::invalid_argument(flag + " " + path + ": is also an input (" + in +
-                                  "); it would be overwritten");
-  }
-}
-
 void check_stdout() {
   std::cout.flush();
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
@@ -140,7 +120,8 @@ void check_stdout() {
 
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
   const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
-  check_output_path("--junit", flags.junit, {flags.baseline, current_path});
+  check_outputs({{"--junit", flags.junit}},
+                {{"the baseline", flags.baseline}, {"the current CSV", current_path}});
   const ResultTable current = read_results(current_path);
   const GateReport report = run_gate(baseline, current, opt);
   markdown_report(report, std::cout);

@@ -48,11 +48,6 @@ double parse_threshold(std::string text);
 // if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags);
 
-// Refuses an output path (`flag`'s value) whose folder does not exist, that is a directory, or
-// that names one of `inputs` (the same file by path or by inode): before any work is done.
-void check_output_path(const std::string& flag, const std::string& path,
-                       const std::vector<std::string>& inputs);
-
 // Flushes stdout; throws std::runtime_error when what was written did not reach it (/dev/full).
 void check_stdout();
 

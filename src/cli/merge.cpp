@@ -12,6 +12,7 @@
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
+#include "core/outputs.hpp"
 #include "core/result_csv.hpp"
 #include "core/sidecar.hpp"
 #include "core/sweep.hpp"
@@ -70,6 +71,27 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
         records.front().config_hash +
         " (the config changed since the run; pass the one it used with --config)");
   const Config config = parse_config(config_text, config_path);
+  // OUT and its sidecar against every shard, shard sidecar and the config, before writing.
+  std::vector<InputFile> inputs = {{"the config", config_path}};
+  for (const std::string& path : shards) {
+    inputs.push_back({"a shard", path});
+    inputs.push_back({"a shard's sidecar", path + ".json"});
+  }
+  check_outputs({{"OUT", output, NonRegular::refuse, true},
+                 {"OUT's sidecar", output + ".json", NonRegular::refuse, true}},
+                inputs);
+  // OUT forgotten (`merge s0.csv s1.csv`): the first shard would be replaced by the merge.
+  if (const std::string side = read_file(output + ".json"); !side.empty()) {
+    std::string shard;
+    try {
+      shard = read_shard_record(side, output + ".json").shard;
+    } catch (const std::exception&) {  // not a sidecar of kvbench's: nothing to say of OUT
+    }
+    if (!shard.empty())
+      throw std::invalid_argument("OUT " + output + ": is shard " + shard + " of a run (" + output +
+                                  ".json says so); the merged CSV needs a name of its own, given "
+                                  "first");
+  }
 
   // The case index of every case key of the config.
   std::map<std::vector<std::string>, std::size_t> index_of;

@@ -1,9 +1,8 @@
 // `kvbench run`: every case of a config validated, the passing ones timed, one CSV row each,
-// the sidecar JSON written before the first case and again at the end; with --baseline, the gate.
+// the sidecar JSON written with the first row and again at the end; with --baseline, the gate.
 // The cases run in worker processes (cli/supervisor.hpp); only this process writes the CSV and
 // the sidecar, so a case that kills its worker costs one `failed` row, not the sweep.
 #include <cuda_runtime_api.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,6 +24,7 @@
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
+#include "core/outputs.hpp"
 #include "core/progress.hpp"
 #include "core/shard.hpp"
 #include "core/sidecar.hpp"
@@ -109,27 +109,6 @@ void print_row(std::size_t k, std::size_t n, const Case& c, const std::vector<st
 bool is_failure(const std::string& status) {
   return status == "incorrect" || status == "failed" || status == "rejected";
 }
-
-// The CSV, appended one whole line per write(2): an interrupted run never leaves half a row.
-class RowFile {
- public:
-  RowFile(const std::string& path, bool append) : path_(path) {
-    fd_ =
-        ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
-    if (fd_ < 0) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
-    if (!append) write(csv_header());
-  }
-  ~RowFile() { ::close(fd_); }
-  void write(const std::string& line) {
-    const std::string text = line + "\n";
-    if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-      throw std::runtime_error(path_ + ": cannot write: " + std::strerror(errno));
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // A row for a case whose worker gave none (it died, hung or faulted).
 std::string failed_line(const Case& c, const std::string& reason, const DeviceIdentity& device) {
@@ -227,10 +206,7 @@ std::set<std::vector<std::string>> finished_keys(const std::string& csv, std::si
   if (first_nl == std::string::npos || text.substr(0, first_nl) != csv_header())
     throw std::invalid_argument("--resume: " + csv +
                                 ": header differs from this build's (`kvbench schema`)");
-  if (text.back() != '\n') {
-    text.erase(text.rfind('\n') + 1);
-    std::filesystem::resize_file(csv, text.size());
-  }
+  if (text.back() != '\n') text.erase(text.rfind('\n') + 1);  // RowFile cuts it in the file
   const std::size_t n_case = case_columns().size(), status = column("status");
   std::set<std::vector<std::string>> keys;
   std::stringstream in(text.substr(first_nl + 1));
@@ -251,8 +227,8 @@ std::vector<std::string> case_key(const Case& c) {
   return k;
 }
 
-RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings,
-                         const std::string& shard) {
+RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const std::string& shard,
+                         const std::string& config_text) {
   RunMetadata meta;
   meta.kvbench_version = kVersion;
   meta.git_sha = kGitSha;
@@ -260,7 +236,7 @@ RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings,
   meta.host = host_name();
   meta.started_at = utc_now();
   meta.config_path = args.config_path;
-  meta.config_fnv1a64 = fnv1a64_hex(read_file(args.config_path));
+  meta.config_fnv1a64 = fnv1a64_hex(config_text);
   meta.csv_path = args.output;
   meta.settings = settings;
   meta.selected_cases = args.cases;
@@ -294,22 +270,25 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
 }  // namespace
 
 int cmd_run(RunArgs args) {
-  Config config = load_config(args.config_path, args.max_cases);
+  // The config is read once: parsed, hashed for the sidecar and handed to the workers as this
+  // text, so a FIFO or `<(...)` config works and every worker runs what was hashed.
+  const std::string config_text = read_config_text(args.config_path);
+  Config config = parse_config(config_text, args.config_path, args.max_cases);
   apply(args.overrides, config.settings);
   if (args.output.empty()) args.output = default_output(args.config_path);
+  // Every output against every input and each other, before anything is read further or
+  // written: the CSV and its sidecar must be regular files (--resume reads them back).
+  const std::string sidecar = args.output + ".json";
+  check_outputs({{"--output", args.output, NonRegular::refuse, true},
+                 {"--output's sidecar", sidecar, NonRegular::refuse, true},
+                 {"--junit", args.gate.junit}},
+                {{"the config", args.config_path}, {"the baseline", args.gate.baseline}});
   // With --baseline, everything checkable about the gate is checked before any GPU time is
   // spent: the threshold, the baseline (readable, rows, a timed row, no duplicate keys) and
-  // the JUnit path (its folder exists, it is not an input).
+  // the JUnit path (above).
   std::optional<ResultTable> baseline;
   if (!args.gate.baseline.empty()) {
     const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch};
-    check_output_path("--junit", args.gate.junit,
-                      {args.gate.baseline, args.output, args.config_path});
-    std::error_code ec;
-    if (args.output == args.gate.baseline ||
-        std::filesystem::equivalent(args.output, args.gate.baseline, ec))
-      throw std::invalid_argument("--output " + args.output +
-                                  ": is also the baseline; it would be overwritten");
     baseline = read_results(args.gate.baseline);
     check_baseline(*baseline, opt);
   }
@@ -320,8 +299,8 @@ int cmd_run(RunArgs args) {
     indices = shard_cases(indices, shard);
   }
   const RunSettings& settings = config.settings;
-  const std::string sidecar = args.output + ".json";
-  RunMetadata meta = new_metadata(args, settings, args.shard.empty() ? "" : shard.text());
+  RunMetadata meta =
+      new_metadata(args, settings, args.shard.empty() ? "" : shard.text(), config_text);
 
   // --resume: the rows already written stay; their cases are not run again.
   const bool append = args.resume && std::filesystem::exists(args.output);
@@ -334,17 +313,19 @@ int cmd_run(RunArgs args) {
   meta.cases_done = resumed;
 
   SupervisorOptions options;
-  options.worker_args = worker_args(args);
+  const SealedText config_copy(config_text);
+  RunArgs to_worker = args;
+  to_worker.config_path = config_copy.path();
+  options.worker_args = worker_args(to_worker);
   options.devices = worker_devices(args.devices);
   options.case_timeout_s = args.case_timeout_s;
 
-  const std::filesystem::path out_path(args.output);
-  if (out_path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_path.parent_path(), ec);
-  }
-  RowFile csv(args.output, append);
-  write_file_atomic(sidecar, metadata_to_json(meta));
+  // Nothing is written before the first row: a run that cannot start (no device, a worker that
+  // fails, an interrupt first) leaves the CSV, its sidecar and its folder as they were.
+  RowFile csv(args.output, csv_header(), append ? RowFile::Mode::append : RowFile::Mode::replace);
+  const auto write_sidecar = [&] {
+    if (csv.committed()) write_file_atomic(sidecar, metadata_to_json(meta));
+  };
   if (resumed)
     std::fprintf(stderr, "kvbench: --resume: %zu cases already in %s, %zu to run\n", resumed,
                  args.output.c_str(), indices.size());
@@ -361,7 +342,7 @@ int cmd_run(RunArgs args) {
       known = known || device_identity(d).uuid == worker_device[worker].uuid;
     if (!known) {
       meta.devices.push_back(device_json);
-      write_file_atomic(sidecar, metadata_to_json(meta));
+      write_sidecar();
       std::fprintf(
           stderr, "kvbench %s: %zu cases on %s (%s), mode %s, rotate %s%s, writing %s and %s\n",
           kVersion, indices.size(), worker_device[worker].name.c_str(),
@@ -374,6 +355,7 @@ int cmd_run(RunArgs args) {
     const Case& c = config.cases[o.index];
     const std::string line =
         o.csv_line.empty() ? failed_line(c, o.failure, worker_device[o.worker]) : o.csv_line;
+    const bool first = !csv.committed();
     csv.write(line);
     const std::vector<std::string> fields = split_csv(line);
     static const std::size_t status = column("status");
@@ -387,8 +369,8 @@ int cmd_run(RunArgs args) {
     progress.show(finished);
     // The sidecar's counts, kept current for readers of a run in progress (at most every 2 s).
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_sidecar > std::chrono::seconds(2)) {
-      write_file_atomic(sidecar, metadata_to_json(meta));
+    if (first || now - last_sidecar > std::chrono::seconds(2)) {
+      write_sidecar();
       last_sidecar = now;
     }
   };
@@ -403,14 +385,20 @@ int cmd_run(RunArgs args) {
     signal = supervise(indices, options, events);
   } catch (const WorkerFatal& e) {
     progress.clear();
-    write_file_atomic(sidecar, metadata_to_json(meta));
+    write_sidecar();
     std::fprintf(stderr, "kvbench: %s\n", e.what());
     return e.code();
   }
   progress.clear();
   meta.finished_at = utc_now();
   meta.interrupted = signal != 0;
-  write_file_atomic(sidecar, metadata_to_json(meta));
+  if (!signal) csv.commit();  // a run of no cases (an empty shard) still writes its header
+  write_sidecar();
+  if (signal && !csv.committed()) {
+    std::fprintf(stderr, "kvbench: interrupted by %s before the first case ended; %s unchanged\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM", args.output.c_str());
+    return 128 + signal;
+  }
   if (signal) {
     std::fprintf(stderr,
                  "kvbench: interrupted by %s after %zu of %zu cases; rows in %s, "

@@ -7,10 +7,29 @@
 namespace kvbench {
 
 // Writes `text` to `path` through a temporary file and a rename, so readers never see half.
-// Throws std::runtime_error naming the path when it cannot.
+// A path that is a device node or FIFO (/dev/null, /dev/full, /dev/stdout) is written in place
+// instead, never replaced; a symlink's target is replaced, the link kept. Throws
+// std::runtime_error naming the path when it cannot (a full device included).
 void write_file_atomic(const std::string& path, const std::string& text);
 
 // The file's bytes; empty when it cannot be read.
 std::string read_file(const std::string& path);
+
+// `text` in a sealed, unnamed in-memory file that other processes of this user open by path()
+// (/proc/PID/fd/N) while this object lives. `run` hands its workers the config text it parsed
+// and hashed this way: read once, so a config from a pipe works and no worker reads another
+// version of the file. Throws std::runtime_error when the kernel refuses.
+class SealedText {
+ public:
+  explicit SealedText(const std::string& text);
+  ~SealedText();
+  SealedText(const SealedText&) = delete;
+  SealedText& operator=(const SealedText&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
 
 }  // namespace kvbench

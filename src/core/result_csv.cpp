@@ -243,7 +243,12 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       break;
     }
   }
-  if (!have_header) return table;  // zero bytes: no rows
+  if (!have_header && src.number() == 0) return table;  // zero bytes: no rows
+  // Line ends and nothing else ("\r" alone, a file of CRs or blank lines): not a CSV at all.
+  if (!have_header)
+    throw ResultCsvError(where(path, 1) + "no header line, only " + std::to_string(src.number()) +
+                         " blank line" + (src.number() == 1 ? "" : "s") +
+                         " (is this a result CSV?)");
   const std::string header_at = where(path, src.number());
   const std::size_t width = split(line, f, header_at);
   constexpr std::size_t kNone = SIZE_MAX;

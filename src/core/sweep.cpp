@@ -87,8 +87,16 @@ class StructureCheck : public YAML::EventHandler {
       ++top.index;
   }
 
+  void count(const YAML::Mark& mark) {
+    if (++nodes_ > kMaxYamlNodes)
+      fail(mark, child_path(),
+           "more than " + std::to_string(kMaxYamlNodes) +
+               " YAML nodes (values, lists and mappings); not a sweep config");
+  }
+
   // A scalar, alias or empty node: a key (only scalars) or a value.
   void leaf(const YAML::Mark& mark, const char* not_scalar, const std::string& value) {
+    count(mark);
     if (!stack_.empty() && stack_.back().is_map && stack_.back().expect_key) {
       Level& top = stack_.back();
       if (not_scalar) fail(mark, top.path, std::string(not_scalar) + " used as a key");
@@ -104,6 +112,7 @@ class StructureCheck : public YAML::EventHandler {
   }
 
   void open(const YAML::Mark& mark, bool is_map) {
+    count(mark);
     if (!stack_.empty() && stack_.back().is_map && stack_.back().expect_key)
       fail(mark, stack_.back().path,
            std::string(is_map ? "a mapping" : "a list") + " used as a key");
@@ -147,6 +156,7 @@ class StructureCheck : public YAML::EventHandler {
   const std::string& source_;
   std::vector<std::size_t> line_starts_{0};  // offset of each line's first byte
   std::vector<Level> stack_;
+  std::size_t nodes_ = 0;
   YAML::Mark doc_mark_;
 };
 
@@ -565,7 +575,7 @@ Config parse_config(const std::string& text, const std::string& source, std::uin
   return config;
 }
 
-Config load_config(const std::string& path, std::uint64_t max_cases) {
+std::string read_config_text(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw ConfigError(path + ": cannot open config file (" + std::strerror(errno) + ")");
@@ -585,7 +595,11 @@ Config load_config(const std::string& path, std::uint64_t max_cases) {
                         " MiB; not a sweep config");
   }
   if (in.bad()) throw ConfigError(path + ": cannot read config file");
-  return parse_config(text, path, max_cases);
+  return text;
+}
+
+Config load_config(const std::string& path, std::uint64_t max_cases) {
+  return parse_config(read_config_text(path), path, max_cases);
 }
 
 }  // namespace kvbench

@@ -10,6 +10,7 @@
 // Order is stable: axes vary in the canonical order of axis_names(), the last one fastest.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,10 @@ std::string rotate_text(int rotate);  // inverse of parse_rotate
 inline constexpr std::uint64_t kDefaultMaxCases = 100000;
 // Nesting deeper than this is refused before yaml-cpp recurses into it (configs use 4 levels).
 inline constexpr int kMaxYamlDepth = 64;
+// More YAML nodes (scalars, lists, mappings) than this are refused on the event stream, before
+// yaml-cpp builds a node tree of them (about 500 bytes a node): shipped configs have under
+// 3,000, and a 16 MiB file of a one-digit list would otherwise take gigabytes.
+inline constexpr std::size_t kMaxYamlNodes = 1000000;
 
 // A YAML 1.2 core-schema integer: decimal (leading zeros allowed: "010" is 10), 0x hex or 0o
 // octal, with an optional sign. False when the text is not one or does not fit.
@@ -86,7 +91,11 @@ const std::vector<std::string>& axis_names(Kernel k);
 Config parse_config(const std::string& text, const std::string& source,
                     std::uint64_t max_cases = kDefaultMaxCases);
 
-// Reads and parses a file. Throws ConfigError (unreadable file or a directory included).
+// A config file's text, read once (a FIFO or `<(...)` included), at most 16 MiB. Throws
+// ConfigError for an unreadable file, a directory, a device, or a larger file.
+std::string read_config_text(const std::string& path);
+
+// Reads (read_config_text) and parses a file. Throws ConfigError.
 Config load_config(const std::string& path, std::uint64_t max_cases = kDefaultMaxCases);
 
 }  // namespace kvbench
