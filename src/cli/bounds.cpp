@@ -23,7 +23,7 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
   RunSettings s;
   apply(overrides, s);
   // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
-  // output (/dev/stdout) is written in place.
+  // output (/dev/null, a FIFO) is written in place.
   check_outputs({{"--output", output}}, {{"the result CSV", results_path}});
   ResultTable results = read_results(results_path);
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);

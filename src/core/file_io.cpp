@@ -37,7 +37,7 @@ void write_all(int fd, const std::string& path, const std::string& text) {
 void write_file_atomic(const std::string& path_in, const std::string& text) {
   struct stat st {};
   if (::stat(path_in.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-    // A device node or FIFO (/dev/null, /dev/full, /dev/stdout): written in place; a rename
+    // A device node or FIFO (/dev/null, /dev/full, a pipe): written in place; a rename
     // would replace it with a regular file.
     const int fd = ::open(path_in.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) throw std::runtime_error(path_in + ": cannot write (" + std::strerror(errno) + ")");

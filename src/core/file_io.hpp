@@ -7,7 +7,7 @@
 namespace kvbench {
 
 // Writes `text` to `path` through a temporary file and a rename, so readers never see half.
-// A path that is a device node or FIFO (/dev/null, /dev/full, /dev/stdout) is written in place
+// A path that is a device node or FIFO (/dev/null, /dev/full, a pipe) is written in place
 // instead, never replaced; a symlink's target is replaced, the link kept. Throws
 // std::runtime_error naming the path when it cannot (a full device included).
 void write_file_atomic(const std::string& path, const std::string& text);

@@ -5,7 +5,7 @@
 //   by device and inode (st_dev, st_ino), so another name, a symlink or a hard link counts; an
 //   output that does not exist yet is compared by its absolute path.
 // - An output that exists and is not a regular file (a device node such as /dev/null or
-//   /dev/full, a FIFO, /dev/stdout) is never replaced by a rename: it is written in place, or,
+//   /dev/full, a FIFO or pipe) is never replaced by a rename: it is written in place, or,
 //   where the command also keeps a sidecar or reads the file back (`run -o`, `merge OUT`),
 //   refused.
 // - A CSV written row by row (`run`, `bounds`) leaves its path untouched until the first row
