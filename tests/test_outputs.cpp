@@ -77,6 +77,10 @@ TEST_F(Outputs, NonRegularOutputsAreRefusedOnlyWhereTheCommandSaysSo) {
   EXPECT_NE(refusal({{"--junit", at("none/j.xml")}}, {}).find("does not exist"), std::string::npos);
   EXPECT_EQ(refusal({{"--output", at("none/x.csv"), NonRegular::refuse, true}}, {}), "");
   EXPECT_NE(refusal({{"--junit", dir_}}, {}).find("is a directory"), std::string::npos);
+  put(at("file"), "");
+  EXPECT_NE(refusal({{"--output", at("file/sub/x.csv"), NonRegular::refuse, true}}, {})
+                .find("file is not a folder"),
+            std::string::npos);
 }
 
 TEST_F(Outputs, AtomicWritesLeaveDevicesAndSymlinksInPlace) {

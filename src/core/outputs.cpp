@@ -72,6 +72,14 @@ void check_outputs(const std::vector<OutputFile>& outputs, const std::vector<Inp
     std::error_code ec;
     if (!out.creates_folder && !fs::is_directory(dir, ec))
       throw std::invalid_argument(name + ": folder " + dir.string() + " does not exist");
+    if (out.creates_folder) {  // the folders it creates need a folder to go in, not a file
+      fs::path up = dir;
+      while (!fs::exists(up, ec) && up.has_parent_path() && up.parent_path() != up)
+        up = up.parent_path();
+      if (fs::exists(up, ec) && !fs::is_directory(up, ec))
+        throw std::invalid_argument(name + ": " + up.string() +
+                                    " is not a folder, so it cannot hold the output");
+    }
     if (id.exists && S_ISDIR(id.mode)) throw std::invalid_argument(name + ": is a directory");
     if (id.exists && !S_ISREG(id.mode) && out.non_regular == NonRegular::refuse)
       throw std::invalid_argument(name + ": is " + kind_of(id.mode) +
