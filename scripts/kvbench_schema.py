@@ -55,3 +55,12 @@ def _case_key(binary):
 def case_key_columns(kvbench=None):
     """The case-key column names, in CSV order, as a new list."""
     return list(_case_key(find_binary(kvbench)))
+
+
+if __name__ == "__main__":
+    # kvbench_schema.py [KVBENCH]: print the case key, comma-separated (what the scripts use).
+    import sys
+    try:
+        print(",".join(case_key_columns(sys.argv[1] if len(sys.argv) > 1 else None)))
+    except SchemaError as e:
+        sys.exit(f"kvbench_schema.py: {e}")

@@ -7,20 +7,28 @@
       Several CSVs are merged: a CUDA run and scripts/triton_baseline.py's rows plot together.
       One PNG per kernel: <DIR>/<first CSV's stem>_bandwidth_<kernel>.png.
   plot.py compare BASELINE.csv CURRENT.csv [--threshold PCT] [--ignore-variant] [--out-dir DIR]
+                  [-o PNG]
       Current / baseline median time per case (matched by case columns and variant), one bar
-      each: <DIR>/<current stem>_vs_<baseline stem>.png. --ignore-variant matches every current
+      each on a log axis: PNG, else <DIR>/<current stem>_vs_<baseline stem>.png. --ignore-variant matches every current
       variant against the baseline's row of the same case (e.g. CUDA against triton).
   plot.py decode CSV [CSV...] [--variants optimized,triton] [--max-tokens N] [--out-dir DIR]
+                 [-o PNG]
       Per-layer cost of a step: median µs against num_tokens (log-log), one panel per shape
       timed for every listed variant, one line per variant: a rotated kvbench run beside
-      triton_baseline.py --rotate on the same config. <DIR>/<first CSV's stem>_decode.png.
+      triton_baseline.py --rotate on the same config. PNG, else <DIR>/<first CSV's
+      stem>_decode.png.
 
 DIR defaults to the directory of the (first / current) CSV. Columns are read by name; extra
 columns are ignored. The case columns come from the kvbench binary ($KVBENCH, else build/kvbench;
 scripts/kvbench_schema.py). Horizontal lines mark the measured copy peak and the theoretical peak:
 --peak-gbps / --theoretical-gbps, else the keys `measured_peak_gbps` and
 `theoretical_peak_gbps` at the top level of a JSON sidecar `<csv>.json` when it exists.
-Exit status: 0 written, 1 bad input (message on stderr), 2 bad command line.
+Axes: token counts as numbers (1, 16, 128, 1K, 32K), log-scale µs and ratios at plain numbers
+(1, 2, 5). The bottom of each figure says, per CSV drawn, its device, commit and how it was
+timed (mode, buffer sets, --rotate, hot inputs), from the sidecar, else from the rows.
+Exit status: 0 written, 1 bad input or an unwritable PNG (message on stderr), 2 bad command
+line, 3 matplotlib missing (scripts/kvbench_python.py: run again under the interpreter
+scripts/setup.sh provisions when it has it, else one line saying what to do).
 """
 import argparse
 import csv
@@ -30,12 +38,18 @@ import os
 import sys
 from collections import defaultdict
 
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_python  # noqa: E402
+
+# matplotlib from this interpreter, else from the one scripts/setup.sh provisions
+# (scripts/kvbench_python.py says why and how).
+kvbench_python.require(__file__, "matplotlib")
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+import matplotlib.ticker as mticker  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_schema  # noqa: E402
 
 SCHEMA_VERSIONS = ("1", "2")  # 2 adds buffer_sets; schema-1 rows timed one set
@@ -93,21 +107,158 @@ def number(row, column, path):
     return v if math.isfinite(v) else None
 
 
+def read_sidecar(csv_path):
+    """The JSON sidecar <csv>.json as a dict; {} when there is none."""
+    sidecar = csv_path + ".json"
+    if not os.path.exists(sidecar):
+        return {}
+    try:
+        with open(sidecar) as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{sidecar}: {e}")
+    return meta if isinstance(meta, dict) else {}
+
+
 def peaks(csv_path, peak, theoretical):
     """(measured, theoretical) GB/s: flags first, else the sidecar <csv>.json."""
-    sidecar = csv_path + ".json"
-    if (peak is None or theoretical is None) and os.path.exists(sidecar):
-        try:
-            with open(sidecar) as f:
-                meta = json.load(f)
-        except (OSError, ValueError) as e:
-            raise InputError(f"{sidecar}: {e}")
-        if isinstance(meta, dict):
-            if peak is None and isinstance(meta.get("measured_peak_gbps"), (int, float)):
-                peak = float(meta["measured_peak_gbps"])
-            if theoretical is None and isinstance(meta.get("theoretical_peak_gbps"), (int, float)):
-                theoretical = float(meta["theoretical_peak_gbps"])
+    meta = read_sidecar(csv_path) if peak is None or theoretical is None else {}
+    if peak is None and isinstance(meta.get("measured_peak_gbps"), (int, float)):
+        peak = float(meta["measured_peak_gbps"])
+    if theoretical is None and isinstance(meta.get("theoretical_peak_gbps"), (int, float)):
+        theoretical = float(meta["theoretical_peak_gbps"])
     return peak, theoretical
+
+
+def plain_number(v):
+    """A tick label without exponent: 1, 2, 0.85, 1500 (three significant digits at most)."""
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else str(v)
+    digits = max(0, 2 - math.floor(math.log10(abs(v))))
+    text = f"{round(v, digits):.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_tokens(v):
+    """A token count as a number: 1, 16, 128, 1K, 32K, 1M (K = 1024, M = 1024 K)."""
+    if v < 1 or v != int(v):
+        return plain_number(v)
+    n = int(v)
+    for unit, size in (("M", 1 << 20), ("K", 1 << 10)):
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def log_ticks(vmin, vmax):
+    """Major ticks for a log axis from vmin to vmax, at plain numbers spread over the range:
+    decades (1, 10, 100) when three fit, else 1-2-5 (1, 2, 5, 10) when three fit or the range
+    spans a decade, else evenly spaced round numbers (0.8, 1, 1.2, ...: a range this narrow
+    reads like a linear one)."""
+    lo, hi = sorted((vmin, vmax))
+    if hi <= 0:
+        return []
+    lo = lo if lo > 0 else hi / 1000
+    first, last = math.floor(math.log10(lo)), math.floor(math.log10(hi))
+
+    def at(subs):
+        ticks = [float(f"{m * 10.0 ** e:.12g}") for e in range(first, last + 1) for m in subs]
+        return [t for t in ticks if lo <= t <= hi]
+
+    if len(at((1,))) >= 3:
+        return at((1,))
+    if len(at((1, 2, 5))) >= 3 or hi / lo >= 10:
+        return at((1, 2, 5))
+    ticks = mticker.MaxNLocator(nbins=6, steps=[1, 2, 5, 10]).tick_values(lo, hi)
+    return [float(f"{t:.12g}") for t in ticks if lo <= t <= hi]
+
+
+def covering_ticks(lo, hi):
+    """log_ticks for data from lo to hi, starting at or below lo (the range widened by up to
+    25% to find such a tick, so the lowest point sits on a labelled value) and ending at the
+    first tick at or above hi when there is one."""
+    for widen in (1.0, 1.05, 1.1, 1.15, 1.2, 1.25):
+        ticks = log_ticks(lo / widen, hi * widen)
+        below = [t for t in ticks if t <= lo]
+        if below:
+            top = next((t for t in ticks if t >= hi), hi)
+            return [t for t in ticks if below[-1] <= t <= top]
+    return log_ticks(lo, hi)
+
+
+def microseconds_axis(ax, values):
+    """A log y axis of µs for `values`, labelled at plain numbers (1, 2, 5, not 2×10⁰)
+    (covering_ticks); unlabelled minor ticks."""
+    ax.set_yscale("log")
+    lo, hi = min(values), max(values)
+    ticks = covering_ticks(lo, hi) if lo > 0 else []
+    if ticks:
+        ends = (min(lo, ticks[0]), max(hi, ticks[-1]))
+        pad = (ends[1] / ends[0]) ** 0.03
+        ax.set_ylim(ends[0] / pad, ends[1] * pad)
+        ax.yaxis.set_major_locator(mticker.FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: plain_number(v)))
+    ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+
+
+def tokens_axis(ax, tokens):
+    """A log2 x axis of token counts, ticked at the counts plotted (1, 16, 128, 1K, 32K); at
+    most 9 of them, else at powers of two."""
+    ax.set_xscale("log", base=2)
+    values = sorted(set(tokens))
+    if len(values) <= 9:
+        ax.xaxis.set_major_locator(mticker.FixedLocator(values))
+    else:
+        ax.xaxis.set_major_locator(mticker.LogLocator(base=2, numticks=9))
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: format_tokens(v)))
+
+
+def _distinct(rows, column):
+    return sorted({row.get(column) or "" for row in rows} - {""})
+
+
+def timing_line(path, rows):
+    """Where and how the plotted rows of one CSV were timed: device, commit, mode, buffer sets
+    (and --rotate), hot inputs, the L2 flush of cold mode. From the sidecar <csv>.json; a CSV
+    without one (triton_baseline.py's) is described from its rows' columns."""
+    meta = read_sidecar(path)
+    settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
+    device = meta.get("device")
+    device = device.get("name") if isinstance(device, dict) else None
+    device = device or "/".join(_distinct(rows, "device")) or "device unknown"
+    sha = meta.get("git_sha") if isinstance(meta.get("git_sha"), str) else None
+    sha = sha or "/".join(s[:7] for s in _distinct(rows, "git_sha"))
+    dirty = meta.get("git_dirty") is True or "true" in _distinct(rows, "git_dirty")
+    commit = "commit unknown"
+    if sha:
+        commit = f"commit {sha[:7]}{' (uncommitted changes)' if dirty else ''}"
+    mode = settings.get("mode") if isinstance(settings.get("mode"), str) else None
+    mode = mode or "/".join(_distinct(rows, "mode")) or "mode unknown"
+    how = [f"{mode} mode"]
+    if mode == "cold" and settings.get("l2_flush"):
+        how[0] += f" (L2 flushed by {settings['l2_flush']})"
+    sets = sorted({int(number(row, "buffer_sets", path) or 1) if row.get("buffer_sets") else 1
+                   for row in rows})
+    if sets:
+        span = str(sets[0]) if len(sets) == 1 else f"{sets[0]}–{sets[-1]}"
+        how.append(f"{span} buffer set{'' if sets == [1] else 's'} per case")
+    rotate = settings.get("rotate")
+    if rotate not in (None, "", "1", 1):
+        how[-1] += f" (--rotate {rotate})"
+    if settings.get("hot_inputs") is True:
+        how.append("hot inputs (caches cold)")
+    source = "" if meta else " (no sidecar: from the rows)"
+    return f"{os.path.basename(path)}{source}: {device}, {commit}; {', '.join(how)}"
+
+
+def add_timing_lines(fig, lines):
+    """Writes the timing lines at the bottom of `fig`; returns the fraction of its height they
+    take (the bottom of tight_layout's rect)."""
+    height = fig.get_figheight()
+    fig.text(0.01, 0.06 / height, "\n".join(lines), fontsize=8, color="dimgray",
+             ha="left", va="bottom")
+    return (0.12 + 0.16 * len(lines)) / height
 
 
 def shape_label(shape):
@@ -125,13 +276,55 @@ def shape_label(shape):
 
 
 def out_path(out_dir, default_dir, name):
+    """<out_dir or default_dir>/name, the directory created when missing."""
     directory = out_dir if out_dir else (default_dir or ".")
     os.makedirs(directory, exist_ok=True)
     return os.path.join(directory, name)
 
 
+def output_path(output):
+    """--output as given, its directory created when missing; None when not given."""
+    if output:
+        os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+    return output
+
+
 def stem(path):
     return os.path.splitext(os.path.basename(path))[0]
+
+
+def grid_of_panels(n, width=4.6, height=3.4, extra=0.6):
+    """A figure of n panels, four to a row: (fig, axes)."""
+    cols = min(4, n)
+    rows = math.ceil(n / cols)
+    return plt.subplots(rows, cols, figsize=(max(width * cols, 7.0), height * rows + extra),
+                        squeeze=False)
+
+
+def finish(fig, axes, n, title, lines, handles, labels, path):
+    """Blank unused panels, one legend for the figure (under the title), the timing lines at the
+    bottom; saves to `path` and closes."""
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    height = fig.get_figheight()
+    fig.suptitle(title, fontsize=11, y=1 - 0.12 / height, va="top")
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.42 / height))
+    bottom = add_timing_lines(fig, lines)
+    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.7 / height))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def legend_entries(axes):
+    """Each label once, in the order the panels first draw it."""
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    return handles, labels
 
 
 def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
@@ -139,6 +332,7 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
     peak, theoretical = peaks(csv_paths[0], peak, theoretical)
     # kernel -> shape -> variant -> [(tokens, gbps)]
     series = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    plotted = defaultdict(lambda: defaultdict(list))  # kernel -> path -> rows drawn
     shape_cols = shape_columns()
     for path in csv_paths:
         for row in read_rows(path):
@@ -150,15 +344,14 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
                 continue
             shape = tuple(row[c] for c in shape_cols)
             series[row["kernel"]][shape][row["variant"]].append((tokens, gbps))
+            plotted[row["kernel"]][path].append(row)
     if not series:
         raise InputError(f"{', '.join(csv_paths)}: no timed rows to plot")
 
     written = []
     for kernel, shapes in sorted(series.items()):
         n = len(shapes)
-        cols = min(4, n)
-        rows = math.ceil(n / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(max(4.6 * cols, 7.0), 3.6 * rows + 0.4), squeeze=False)
+        fig, axes = grid_of_panels(n, height=3.4)
         variants = sorted({v for per_shape in shapes.values() for v in per_shape})
         colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(variants)}
         for ax, (shape, per_variant) in zip(axes.flat, sorted(shapes.items())):
@@ -168,31 +361,28 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
                         label=variant, color=colors[variant])
             if peak:
                 ax.axhline(peak, color="black", linestyle="--", linewidth=0.8,
-                           label=f"measured copy peak {peak:.0f}")
+                           label=f"measured copy peak {peak:.0f} GB/s")
             if theoretical:
                 ax.axhline(theoretical, color="gray", linestyle=":", linewidth=0.8,
-                           label=f"theoretical peak {theoretical:.0f}")
-            ax.set_xscale("log", base=2)
+                           label=f"theoretical peak {theoretical:.0f} GB/s")
+            tokens_axis(ax, [t for points in per_variant.values() for t, _ in points])
             ax.set_ylim(bottom=0)
             ax.set_title(shape_label(shape), fontsize=8)
             ax.set_xlabel("num_tokens", fontsize=8)
             ax.set_ylabel("GB/s", fontsize=8)
             ax.tick_params(labelsize=7)
             ax.grid(True, which="major", alpha=0.3)
-            ax.legend(fontsize=6, loc="lower right")
-        for ax in list(axes.flat)[n:]:
-            ax.axis("off")
-        fig.suptitle(f"{kernel}: bandwidth (logical bytes / median time)", fontsize=11)
-        fig.tight_layout(rect=(0, 0, 1, 0.97))  # leave room for the suptitle
         path = out_path(out_dir, os.path.dirname(csv_paths[0]),
                         f"{stem(csv_paths[0])}_bandwidth_{kernel}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        lines = [timing_line(p, rows) for p, rows in plotted[kernel].items()]
+        finish(fig, axes, n, f"{kernel}: bandwidth (logical bytes / median time per launch)",
+               lines, *legend_entries(axes), path)
         written.append(path)
     return written
 
 
-def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignore_variant=False):
+def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignore_variant=False,
+                 output=None):
     """Current / baseline median per case matched in both; returns the PNG's path."""
     case_cols, shape_cols = case_columns(), shape_columns()
 
@@ -201,7 +391,7 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
         for row in read_rows(path):
             med = number(row, "median_us", path)
             if row["status"] == "passed" and med:
-                out[tuple(row[c] for c in case_cols)] = med
+                out[tuple(row[c] for c in case_cols)] = (med, row)
         return out
 
     variant_at = case_cols.index("variant")
@@ -211,23 +401,25 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
 
     cur = timed(current_path)
     base = {}
-    for k, med in timed(baseline_path).items():
+    for k, med_row in timed(baseline_path).items():
         if match(k) in base:
             raise InputError(f"{baseline_path}: two variants of one case; drop --ignore-variant")
-        base[match(k)] = med
+        base[match(k)] = med_row
     keys = [k for k in cur if match(k) in base]
     if not keys:
         raise InputError(f"{current_path}: no timed case in common with {baseline_path}")
-    ratios = [cur[k] / base[match(k)] for k in keys]
+    ratios = [cur[k][0] / base[match(k)][0] for k in keys]
     band = threshold / 100.0
     colors = ["tab:red" if r > 1 + band else "tab:green" if r < 1 / (1 + band) else "tab:gray"
               for r in ratios]
     labels = []
     for k in keys:
         c = dict(zip(case_cols, k))
-        labels.append(f"{c['variant']} {c['sweep']} T={c['num_tokens']} "
+        labels.append(f"{c['variant']} {c['sweep']} T={format_tokens(float(c['num_tokens']))} "
                       + shape_label(tuple(c[s] for s in shape_cols)).replace("\n", " "))
-    fig, ax = plt.subplots(figsize=(11, max(3.0, 0.22 * len(keys) + 1.2)))
+    lines = [timing_line(baseline_path, [base[match(k)][1] for k in keys]),
+             timing_line(current_path, [cur[k][1] for k in keys])]
+    fig, ax = plt.subplots(figsize=(11, max(3.0, 0.22 * len(keys) + 1.2 + 0.16 * len(lines))))
     y = range(len(keys))
     ax.barh(list(y), [r - 1 for r in ratios], left=1, color=colors)
     ax.axvline(1, color="black", linewidth=0.8)
@@ -235,26 +427,34 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
         ax.axvline(edge, color="gray", linestyle=":", linewidth=0.8)
     ax.set_yticks(list(y))
     ax.set_yticklabels(labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("current / baseline median time (< 1 is faster)")
-    ax.set_title(f"{os.path.basename(current_path)} vs {os.path.basename(baseline_path)} "
-                 f"({len(keys)} cases; dotted: ±{threshold:g}%)", fontsize=10)
-    fig.tight_layout()
-    path = out_path(out_dir, os.path.dirname(current_path),
-                    f"{stem(current_path)}_vs_{stem(baseline_path)}.png")
+    ax.set_ylim(len(keys) - 0.5, -0.5)  # first case on top
+    # Ratios multiply: a log axis draws 2x slower and 2x faster the same length.
+    ax.set_xscale("log")
+    ticks = covering_ticks(min(ratios + [1 / (1 + band)]), max(ratios + [1 + band]))
+    ax.xaxis.set_major_locator(mticker.FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: plain_number(v)))
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    ax.set_xlabel("current / baseline median time (log scale; < 1 is faster)")
+    ax.set_title(f"{os.path.basename(current_path)} vs {os.path.basename(baseline_path)}: "
+                 f"{len(keys)} cases\nred slower, green faster than the dotted "
+                 f"±{threshold:g}% band", fontsize=10)
+    bottom = add_timing_lines(fig, lines)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    path = output_path(output) or out_path(out_dir, os.path.dirname(current_path),
+                                           f"{stem(current_path)}_vs_{stem(baseline_path)}.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, out_dir=None):
+def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, out_dir=None,
+                output=None):
     """Per-layer cost of a step: median µs against num_tokens, one panel per shape, one line per
     variant (e.g. optimized from a rotated kvbench run, triton from triton_baseline.py --rotate on
-    the same config). The title says how many buffer sets the rows were timed over (61 sets: one
-    DeepSeek-V3 step, each layer writing its own cache). Returns the PNG's path."""
-    series = defaultdict(lambda: defaultdict(list))  # shape -> variant -> [(tokens, us)]
+    the same config). The bottom lines say how each CSV was timed (61 sets: one DeepSeek-V3
+    step, each layer writing its own cache). Returns the PNG's path."""
+    series = defaultdict(lambda: defaultdict(list))  # shape -> variant -> [(tokens, us, path, row)]
     shape_cols = shape_columns()
-    sets = set()
     for path in csv_paths:
         for row in read_rows(path):
             if row["status"] != "passed" or row["variant"] not in variants:
@@ -262,40 +462,38 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
             us, tokens = number(row, "median_us", path), number(row, "num_tokens", path)
             if us is None or tokens is None or (max_tokens and tokens > max_tokens):
                 continue
-            series[tuple(row[c] for c in shape_cols)][row["variant"]].append((tokens, us))
-            sets.add(row.get("buffer_sets") or "1")
+            series[tuple(row[c] for c in shape_cols)][row["variant"]].append(
+                (tokens, us, path, row))
     shapes = {k: v for k, v in series.items() if len(v) == len(variants)}  # both sides present
     if not shapes:
         raise InputError(f"{', '.join(csv_paths)}: no shape timed for every one of "
                          f"{', '.join(variants)}")
     n = len(shapes)
-    cols = min(4, n)
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.6 * cols, 7.0), 3.4 * rows + 0.6),
-                             squeeze=False)
+    fig, axes = grid_of_panels(n, height=3.2)
     colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(variants)}
+    plotted = defaultdict(list)  # path -> rows drawn
     for ax, (shape, per_variant) in zip(axes.flat, sorted(shapes.items())):
+        tokens, values = [], []
         for variant in variants:
-            points = sorted(per_variant[variant])
+            points = sorted(per_variant[variant], key=lambda p: p[0])
             ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
                     label=variant, color=colors[variant])
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+            tokens += [p[0] for p in points]
+            values += [p[1] for p in points]
+            for p in points:
+                plotted[p[2]].append(p[3])
+        tokens_axis(ax, tokens)
+        microseconds_axis(ax, values)
         ax.set_title(shape_label(shape), fontsize=8)
         ax.set_xlabel("num_tokens (decode: tokens per step)", fontsize=8)
         ax.set_ylabel("µs per layer", fontsize=8)
         ax.tick_params(labelsize=7)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6, loc="upper left")
-    for ax in list(axes.flat)[n:]:
-        ax.axis("off")
-    counts = sorted(int(x) for x in sets)
-    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
-    fig.suptitle(f"per-layer µs of one step (median; {span} buffer sets per case)", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    path = out_path(out_dir, os.path.dirname(csv_paths[0]), f"{stem(csv_paths[0])}_decode.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        ax.grid(True, which="major", alpha=0.3)
+    path = output_path(output) or out_path(out_dir, os.path.dirname(csv_paths[0]),
+                                           f"{stem(csv_paths[0])}_decode.png")
+    lines = [timing_line(p, plotted[p]) for p in csv_paths if plotted[p]]
+    finish(fig, axes, n, "per-layer µs of one step (median per launch)", lines,
+           *legend_entries(axes), path)
     return path
 
 
@@ -314,6 +512,8 @@ def main(argv=None):
     cmp_.add_argument("--ignore-variant", action="store_true",
                       help="match cases whatever their variant (CUDA against triton)")
     cmp_.add_argument("--out-dir")
+    cmp_.add_argument("-o", "--output", help="the PNG to write (default <DIR>/<current "
+                                             "stem>_vs_<baseline stem>.png)")
     dec = sub.add_parser("decode", help="per-layer µs against num_tokens, per shape, variants "
                                         "side by side (rotated runs)")
     dec.add_argument("csv", nargs="+", help="result CSVs (kvbench and triton_baseline.py rows)")
@@ -321,18 +521,23 @@ def main(argv=None):
                      help="comma-separated, the lines drawn (default optimized,triton)")
     dec.add_argument("--max-tokens", type=float, help="only num_tokens up to this")
     dec.add_argument("--out-dir")
+    dec.add_argument("-o", "--output", help="the PNG to write (default <DIR>/<first CSV's "
+                                            "stem>_decode.png)")
     args = parser.parse_args(argv)
     try:
         if args.command == "bandwidth":
             paths = plot_bandwidth(args.csv, args.peak_gbps, args.theoretical_gbps, args.out_dir)
         elif args.command == "decode":
             paths = [plot_decode(args.csv, tuple(args.variants.split(",")), args.max_tokens,
-                                 args.out_dir)]
+                                 args.out_dir, args.output)]
         else:
             paths = [plot_compare(args.baseline, args.current, args.threshold, args.out_dir,
-                                  args.ignore_variant)]
+                                  args.ignore_variant, args.output)]
     except InputError as e:
         print(f"plot.py: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # the PNG or its directory cannot be written
+        print(f"plot.py: {e.filename or ''}: {e.strerror}", file=sys.stderr)
         return 1
     for p in paths:
         print(p)

@@ -12,10 +12,17 @@ the baseline kvbench's CUDA kernels are measured against.
   are 32-bit products (the seed overflows past ~65-87K tokens).
 
 Imports triton at module level (the JIT needs `tl` as a module global): import this module only
-where torch and triton exist.
+where torch and triton exist. Run as a program it only checks that they import here.
 """
-import triton
-import triton.language as tl
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_python  # noqa: E402
+
+kvbench_python.require(__file__, "torch", "triton")
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 
 
 @triton.jit
@@ -96,3 +103,8 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping,
         HEAD_BLOCK=head_block, BLOCK_D=triton.next_power_of_2(head_size),
         HAS_SWA=swa_slot_mapping is not None, USE_SCALE=k_scale is not None,
     )
+
+
+if __name__ == "__main__":
+    print(f"seed_triton.py: torch and triton import in {sys.executable}; this module holds the "
+          f"kernels scripts/triton_baseline.py runs", file=sys.stderr)

@@ -37,7 +37,10 @@ def main():
             continue
         m = re.search(r"Used (\d+) registers", line)
         if m and entry:
-            name = subprocess.run(["c++filt", entry], capture_output=True, text=True).stdout
+            try:
+                name = subprocess.run(["c++filt", entry], capture_output=True, text=True).stdout
+            except OSError as e:
+                sys.exit(f"sm90_registers.py: c++filt: {e.strerror} (binutils provides it)")
             t = re.search(r"::(\w+)<(.*)>\(", name)
             if t and t.group(1) in WANTED:
                 args = [TYPES.get(x.strip(), x.strip()) for x in t.group(2).split(",")]

@@ -24,7 +24,9 @@ smallest N whose sets together exceed 3x L2, capped by 80% of the free device me
 4096 sets, as kvbench's choose_buffer_sets(). Rows carry buffer_sets (schema 2).
 
 Exit status: 0 every case passed or was not_supported; 1 some case was incorrect or failed;
-2 bad command line or `kvbench list` failed; 3 cannot write the CSV.
+2 bad command line or `kvbench list` failed; 3 cannot write the CSV, or torch or triton is
+missing (one line names the interpreter and the fixes: scripts/kvbench_python.py); 4 torch sees
+no CUDA device.
 
 Only run_case() and below need torch and triton (imported lazily), so the case parsing, support
 rules, geometry and CSV writing are testable without them (tests/test_scripts.py).
@@ -38,6 +40,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_python  # noqa: E402
 import kvbench_schema  # noqa: E402
 
 VARIANT = "triton"
@@ -589,8 +592,14 @@ def main(argv=None):
         by_index = {int(c["case"]): c for c in cases}
         cases = [by_index[i] for i in args.only]  # in the order given
 
+    # torch and triton from this interpreter, else $KVBENCH_PYTHON's; else one line, exit 3.
+    kvbench_python.require(__file__, "torch", "triton")
     import torch
     import triton
+    if not torch.cuda.is_available():
+        print(f"triton_baseline.py: torch {torch.__version__} in {sys.executable} sees no CUDA "
+              f"device (a CPU-only build, or no GPU here)", file=sys.stderr)
+        return 4
     device = torch.cuda.get_device_name(0)
     print(f"triton_baseline: {len(cases)} cases, torch {torch.__version__}, triton "
           f"{triton.__version__}, {device}, writing {args.output}", file=sys.stderr)

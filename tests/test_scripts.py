@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""CPU test of scripts/plot.py (headless), scripts/perf_report.py and tools/perf_targets.py on the
-committed perf run, tools/remote/ab_table.py, tools/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free
-parts of scripts/triton_baseline.py, and scripts/kvbench_schema.py against the binary.
+"""CPU test of scripts/plot.py (headless; its tick labels and timing lines), each script under an
+interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/perf_report.py and
+tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
+tools/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free parts of
+scripts/triton_baseline.py, and scripts/kvbench_schema.py against the binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -91,6 +93,190 @@ class Plot(unittest.TestCase):
                               os.path.join(DATA, "gate", "bad_type.csv"), out_dir=OUT)
         self.assertEqual(plot.main(["bandwidth", os.path.join(DATA, "gate", "empty.csv"),
                                     "--out-dir", OUT]), 1)
+
+
+class Axes(unittest.TestCase):
+    """Tick labels a person reads at a glance, and the line saying how a figure was timed."""
+
+    def labels(self, axis):
+        axis.figure.canvas.draw()
+        return [t.get_text() for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+
+    def test_tokens_are_numbers(self):
+        self.assertEqual([plot.format_tokens(v) for v in (1, 16, 128, 1024, 8192, 32768, 131072,
+                                                          1 << 20, 1536, 0.5)],
+                         ["1", "16", "128", "1K", "8K", "32K", "128K", "1M", "1536", "0.5"])
+        fig, ax = plot.plt.subplots()
+        tokens = [1, 16, 128, 1024, 32768]
+        ax.plot(tokens, [1, 2, 3, 4, 5])
+        plot.tokens_axis(ax, tokens)
+        self.assertEqual(self.labels(ax.xaxis), ["1", "16", "128", "1K", "32K"])
+        plot.plt.close(fig)
+
+    def test_microseconds_are_plain_numbers(self):
+        self.assertEqual([plot.plain_number(v) for v in (1, 2.0, 0.85, 1500, 0.30000000000000004)],
+                         ["1", "2", "0.85", "1500", "0.3"])
+        # (data, labels): 1-2-5, round steps inside a narrow range, decades; the lowest point
+        # on or above a labelled tick when one is within 25% below it (not for 0.93 here).
+        for values, want in (([1.16, 1.5, 4.7], ["1", "2", "5"]),
+                             ([0.82, 0.9, 0.98], ["0.8", "0.85", "0.9", "0.95", "1"]),
+                             ([1.0, 40.0, 700.0], ["1", "10", "100"]),
+                             ([0.93, 1.4, 2.6], ["1", "1.5", "2", "2.5"])):
+            fig, ax = plot.plt.subplots()
+            ax.plot([1, 16, 128], values)
+            plot.microseconds_axis(ax, values)
+            got = self.labels(ax.yaxis)
+            self.assertEqual(got, want, values)
+            if values[0] != 0.93:
+                self.assertLessEqual(float(got[0]), min(values))
+            for label in got:
+                self.assertRegex(label, r"^[0-9.]+$")  # never 2×10⁰ or $10^{0}$
+            plot.plt.close(fig)
+
+    def write_csv(self, name, sidecar, rows):
+        path = os.path.join(OUT, name)
+        os.makedirs(OUT, exist_ok=True)
+        with open(os.path.join(DATA, "plot", "cuda.csv"), newline="") as f:
+            source = list(csv.DictReader(f))
+        header = list(source[0].keys()) + ["buffer_sets"]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=header)
+            w.writeheader()
+            for row, sets in zip(source, rows):
+                w.writerow(dict(row, schema_version="2", buffer_sets=sets))
+        if sidecar is not None:
+            with open(path + ".json", "w") as f:
+                json.dump(sidecar, f)
+        return path
+
+    def test_timing_line_from_the_sidecar(self):
+        sidecar = {"git_sha": "54935d3a741a", "git_dirty": False,
+                   "device": {"name": "NVIDIA H200"},
+                   "settings": {"mode": "graph", "rotate": "auto", "hot_inputs": True,
+                                "l2_flush": "read"}}
+        path = self.write_csv("timed.csv", sidecar, ["13", "4096", "61"])
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))[:3]
+        self.assertEqual(plot.timing_line(path, rows),
+                         "timed.csv: NVIDIA H200, commit 54935d3; graph mode, 13–4096 buffer "
+                         "sets per case (--rotate auto), hot inputs (caches cold)")
+        sidecar["settings"].update(mode="cold", rotate="1", hot_inputs=False)
+        sidecar["git_dirty"] = True
+        path = self.write_csv("cold.csv", sidecar, ["1", "1"])
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))[:2]
+        self.assertEqual(plot.timing_line(path, rows),
+                         "cold.csv: NVIDIA H200, commit 54935d3 (uncommitted changes); cold mode "
+                         "(L2 flushed by read), 1 buffer set per case")
+
+    def test_timing_line_without_sidecar_reads_the_rows(self):
+        path = os.path.join(DATA, "plot", "triton.csv")
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        line = plot.timing_line(path, rows)
+        self.assertTrue(line.startswith("triton.csv (no sidecar: from the rows): "), line)
+        self.assertIn(f"{rows[0]['device']}, commit {rows[0]['git_sha'][:7]}; "
+                      f"{rows[0]['mode']} mode", line)
+
+    def test_every_figure_carries_its_timing_lines(self):
+        seen = []
+        original = plot.add_timing_lines
+
+        def record(fig, lines):
+            seen.append(lines)
+            return original(fig, lines)
+
+        plot.add_timing_lines = record
+        try:
+            cuda, triton = (os.path.join(DATA, "plot", n) for n in ("cuda.csv", "triton.csv"))
+            plot.plot_bandwidth([cuda, triton], out_dir=OUT)
+            plot.plot_compare(triton, cuda, out_dir=OUT, ignore_variant=True)
+            plot.plot_decode([cuda, triton], variants=("seed_port", "triton"), out_dir=OUT)
+        finally:
+            plot.add_timing_lines = original
+        self.assertEqual(len(seen), 4)  # two bandwidth PNGs, compare, decode
+        for lines in seen:
+            self.assertTrue(lines)
+            for line in lines:
+                self.assertRegex(line, r"^(cuda|triton)\.csv.*: NVIDIA H200, commit [0-9a-f]{7}; "
+                                       r"graph mode, 1 buffer set per case$")
+        self.assertEqual([line.split(" ")[0].rstrip(":") for line in seen[2]],
+                         ["triton.csv", "cuda.csv"])  # compare: baseline, then current
+
+    def test_output_names_the_png(self):
+        path = os.path.join(OUT, "named", "decode_step.png")
+        self.assertEqual(plot.main(["decode", os.path.join(DATA, "plot", "cuda.csv"),
+                                    os.path.join(DATA, "plot", "triton.csv"),
+                                    "--variants", "seed_port,triton", "-o", path]), 0)
+        self.assertTrue(is_png(path))
+
+
+class Interpreters(unittest.TestCase):
+    """Each entry point under an interpreter without matplotlib, torch or triton (a venv of this
+    one without its site-packages): it runs, re-runs itself under the provisioned interpreter
+    ($KVBENCH_PYTHON), or prints one line naming the interpreter, the module and the two fixes,
+    and exits 3. Never a traceback."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.venv = os.path.join(os.path.abspath(OUT), "bare_venv")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", cls.venv],
+                       check=True)
+        cls.python = os.path.join(cls.venv, "bin", "python3")
+
+    def run_script(self, script, *args, provisioned=None, stdin=""):
+        env = dict(os.environ, KVBENCH_PYTHON=provisioned or self.python)
+        env.pop("KVBENCH_PYTHON_RERUN", None)
+        return subprocess.run([self.python, os.path.join(ROOT, "scripts", script), *args],
+                              capture_output=True, text=True, env=env, input=stdin)
+
+    def assert_missing(self, done, script, module):
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+        self.assertTrue(done.stderr.startswith(f"{script}: {self.python} has no module "
+                                               f"'{module}'; either "), done.stderr)
+        self.assertIn(f"{self.python} -m pip install {module}", done.stderr)
+
+    def test_plot_says_what_to_do(self):
+        done = self.run_script("plot.py", "bandwidth", os.path.join(DATA, "plot", "cuda.csv"),
+                               "--out-dir", os.path.join(OUT, "bare"))
+        self.assert_missing(done, "plot.py", "matplotlib")
+        self.assertIn("run it with /usr/bin/python3 after scripts/setup.sh (which installs "
+                      "python3-matplotlib for it)", done.stderr)
+        self.assertFalse(os.path.exists(os.path.join(OUT, "bare")))
+
+    def test_plot_reruns_under_the_provisioned_interpreter(self):
+        out = os.path.join(OUT, "rerun")
+        done = self.run_script("plot.py", "bandwidth", os.path.join(DATA, "plot", "cuda.csv"),
+                               "--out-dir", out, provisioned=sys.executable)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stderr.strip(),
+                         f"plot.py: {self.python} has no module 'matplotlib'; running under "
+                         f"{sys.executable}, which has it")
+        self.assertEqual(done.stdout.split(), [
+            os.path.join(out, "cuda_bandwidth_concat_and_cast_mha_k.png"),
+            os.path.join(out, "cuda_bandwidth_reshape_and_cache_flash.png")])
+
+    def test_triton_scripts_say_what_to_do(self):
+        done = self.run_script("triton_baseline.py", os.path.join(ROOT, "configs", "smoke.yaml"),
+                               "-o", os.path.join(OUT, "bare_triton.csv"))
+        self.assert_missing(done, "triton_baseline.py", "torch")
+        self.assertIn("scripts/setup.sh does not install torch", done.stderr)
+        self.assert_missing(self.run_script("seed_triton.py"), "seed_triton.py", "torch")
+
+    def test_standard_library_scripts_run(self):
+        done = self.run_script("perf_report.py", os.path.join(ROOT, "results", "h200", "perf.csv"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("|", done.stdout)
+        done = self.run_script("sm90_registers.py")
+        self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "", ""))
+        done = self.run_script("triton_baseline.py", "--help")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        done = self.run_script("kvbench_schema.py", KVBENCH)
+        self.assertEqual(done.stdout.strip().split(","), KEY_COLUMNS, done.stderr)
+        done = self.run_script("kvbench_schema.py", "/nonexistent/kvbench")
+        self.assertEqual((done.returncode, len(done.stderr.splitlines())), (1, 1), done.stderr)
 
 
 class CaseKey(unittest.TestCase):
