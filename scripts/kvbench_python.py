@@ -23,7 +23,6 @@ ImportError carrying the same one-line message.
 Standard library only, so that it works in every interpreter.
 """
 import importlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -34,7 +33,7 @@ DEFAULT_PROVISIONED = "/usr/bin/python3"
 RERUN_MARK = "KVBENCH_PYTHON_RERUN"
 # The modules scripts/setup.sh installs for the provisioned interpreter: their Debian package.
 DEBIAN_PACKAGES = {"matplotlib": "python3-matplotlib"}
-# What `pip install` needs for a module, where one module is not enough on its own.
+# What to `pip install` for a module, where its name alone says too little.
 PIP_HINTS = {"torch": "torch (a CUDA build: pytorch.org)", "triton": "triton"}
 
 
@@ -48,12 +47,12 @@ def provisioned_interpreter():
 
 
 def _importable_by(python, modules):
-    """Whether `python` finds every top-level module in `modules` (found, not imported)."""
-    probe = ("import importlib.util, sys\n"
-             "sys.exit(0 if all(importlib.util.find_spec(m) for m in sys.argv[1:]) else 1)")
+    """Whether `python` imports every module in `modules` (imported, not only found: a broken
+    install there must not earn a re-run that fails the same way)."""
+    probe = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
     try:
         done = subprocess.run([python, "-c", probe, *modules], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -64,14 +63,19 @@ def _one_line(error):
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
+def _what(module, error):
+    """'<interpreter> has no module 'm'', or why an installed one does not import."""
+    here = sys.executable or "this python"
+    if isinstance(error, ModuleNotFoundError) and error.name == module:
+        return f"{here} has no module '{module}'"
+    return f"{here} cannot import '{module}' ({_one_line(error)})"
+
+
 def message(script, module, error, provisioned=None):
     """The one line printed when `module` is missing: interpreter, module, the two fixes."""
     here = sys.executable or "this python"
     provisioned = provisioned or provisioned_interpreter()
-    if isinstance(error, ModuleNotFoundError) and error.name == module:
-        what = f"{here} has no module '{module}'"
-    else:  # installed but broken: say why
-        what = f"{here} cannot import '{module}' ({_one_line(error)})"
+    what = _what(module, error)
     package = DEBIAN_PACKAGES.get(module)
     if package:
         first = (f"run it with {DEFAULT_PROVISIONED} after scripts/setup.sh (which installs "
@@ -112,8 +116,8 @@ def require(script_file, *modules):
     if not _is_program(script_file):
         raise MissingModule(message(script, missing, error, provisioned))
     if not os.environ.get(RERUN_MARK) and _importable_by(provisioned, modules):
-        print(f"{script}: {sys.executable} has no module '{missing}'; running under "
-              f"{provisioned}, which has it", file=sys.stderr, flush=True)
+        print(f"{script}: {_what(missing, error)}; running under {provisioned}, which has it",
+              file=sys.stderr, flush=True)
         env = dict(os.environ, **{RERUN_MARK: sys.executable or "1"})
         try:
             os.execve(provisioned, [provisioned, os.path.abspath(script_file), *sys.argv[1:]],

@@ -246,6 +246,26 @@ class Interpreters(unittest.TestCase):
                       "python3-matplotlib for it)", done.stderr)
         self.assertFalse(os.path.exists(os.path.join(OUT, "bare")))
 
+    def test_a_broken_module_is_one_line_too(self):
+        fake = os.path.join(os.path.abspath(OUT), "broken_site", "matplotlib")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write("raise ImportError('built against another numpy')\n")
+        env_path = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.path.dirname(fake)
+        try:
+            done = self.run_script("plot.py", "bandwidth", os.path.join(DATA, "plot", "cuda.csv"))
+        finally:
+            if env_path is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = env_path
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+        self.assertTrue(done.stderr.startswith(
+            f"plot.py: {self.python} cannot import 'matplotlib' (ImportError: built against "
+            f"another numpy); either "), done.stderr)
+
     def test_plot_reruns_under_the_provisioned_interpreter(self):
         out = os.path.join(OUT, "rerun")
         done = self.run_script("plot.py", "bandwidth", os.path.join(DATA, "plot", "cuda.csv"),
