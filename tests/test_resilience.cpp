@@ -1,6 +1,7 @@
 // Memory admission, sharding and sidecar checks: the pure parts of resilient sweeps.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -110,6 +111,52 @@ TEST(Shard, Slurm) {
       std::invalid_argument);
 }
 
+// --array=0-6:2: tasks 0, 2, 4, 6 are shards 0-3 of 4; a task off the step, below the first
+// task, or of an array that is not one range with one step is refused.
+TEST(Shard, SlurmArraySteps) {
+  std::map<std::string, std::string> env = {{"SLURM_ARRAY_TASK_COUNT", "4"},
+                                            {"SLURM_ARRAY_TASK_MIN", "0"},
+                                            {"SLURM_ARRAY_TASK_MAX", "6"},
+                                            {"SLURM_ARRAY_TASK_STEP", "2"}};
+  auto get = [&](const char* k) { return env.count(k) ? env[k].c_str() : nullptr; };
+  std::set<std::string> shards;
+  for (const char* task : {"0", "2", "4", "6"}) {
+    env["SLURM_ARRAY_TASK_ID"] = task;
+    shards.insert(parse_shard("slurm", get).text());
+  }
+  EXPECT_EQ(shards, (std::set<std::string>{"0/4", "1/4", "2/4", "3/4"}));
+  const auto refused = [&](const std::string& id, const std::string& words) {
+    env["SLURM_ARRAY_TASK_ID"] = id;
+    try {
+      parse_shard("slurm", get);
+      ADD_FAILURE() << id << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused("3", "not SLURM_ARRAY_TASK_MIN 0 plus a multiple of SLURM_ARRAY_TASK_STEP 2");
+  env["SLURM_ARRAY_TASK_MIN"] = "2";
+  env["SLURM_ARRAY_TASK_MAX"] = "8";
+  refused("0", "SLURM_ARRAY_TASK_ID 0 is below SLURM_ARRAY_TASK_MIN 2");
+  // --array=1,3,8: three tasks, no one step.
+  env = {{"SLURM_ARRAY_TASK_COUNT", "3"}, {"SLURM_ARRAY_TASK_MIN", "1"},
+         {"SLURM_ARRAY_TASK_MAX", "8"}, {"SLURM_ARRAY_TASK_STEP", "1"}};
+  refused("3", "the array is not one range with one step");
+  env = {{"SLURM_ARRAY_TASK_COUNT", "2000000"}};
+  refused("0", "2000000 shards, more than 1000000");
+}
+
+TEST(Shard, CountIsBoundedAndMissingShardsAreRanges) {
+  EXPECT_EQ(parse_shard("5/1000000", no_env).count, 1000000u);
+  EXPECT_THROW(parse_shard("5/999999999", no_env), std::invalid_argument);
+  EXPECT_EQ(missing_shards_text({5}, 1000000), "0-4, 6-999999");
+  EXPECT_EQ(missing_shards_text({0, 1, 2}, 3), "");
+  EXPECT_EQ(missing_shards_text({2, 0, 0}, 4), "1, 3");
+  std::vector<std::size_t> every_other;
+  for (std::size_t i = 0; i < 40; i += 2) every_other.push_back(i);
+  EXPECT_EQ(missing_shards_text(every_other, 40, 3), "1, 3, 5, and 17 more ranges");
+}
+
 std::string sidecar(std::uint64_t seed, const std::string& shard, const std::string& uuid) {
   RunMetadata m;
   m.config_path = "c.yaml";
@@ -150,6 +197,69 @@ TEST(Sidecar, DevicesAndShardRecord) {
   EXPECT_EQ(merged["started_at"], "2026-01-01T00:00:01Z");
   EXPECT_TRUE(merged["shard"].is_null());
   EXPECT_EQ(merged["device"]["uuid"], "GPU-1");
+}
+
+}  // namespace
+}  // namespace kvbench
+
+namespace kvbench {
+namespace {
+
+std::string edited(const std::string& sidecar_text, const std::function<void(nlohmann::json&)>& f) {
+  nlohmann::json j = nlohmann::json::parse(sidecar_text);
+  f(j);
+  return j.dump();
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    check_sidecar(text, "s.json");
+  } catch (const SidecarError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every key merge and --resume read is checked, the message naming the file and the key.
+TEST(Sidecar, EveryKeyReadIsChecked) {
+  const std::string s = sidecar(1, "0/2", "GPU-1");
+  EXPECT_EQ(refusal(s), "");
+  using J = nlohmann::json;
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["shard"] = "abc"; })),
+            "s.json: key 'shard': expected \"I/N\" with 0 <= I < N <= 1000000, got \"abc\"");
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["devices"] = {1, 2}; })),
+            "s.json: key 'devices[0]': expected an object, got 1");
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["selected_cases"] = {-1}; })),
+            "s.json: key 'selected_cases[0]': expected a case number (0 or more), got -1");
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["cases_done"] = "x"; })),
+            "s.json: key 'cases_done': expected a non-negative integer, got \"x\"");
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["config"].erase("fnv1a64"); })),
+            "s.json: key 'config.fnv1a64': expected a string, missing");
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["settings"]["seed"] = J::array(); })),
+            "s.json: key 'settings.seed': expected a string, number or boolean, got []");
+  EXPECT_EQ(refusal(edited(s, [](J& j) { j["interrupted"] = 1; })),
+            "s.json: key 'interrupted': expected true or false, got 1");
+  EXPECT_EQ(refusal("[1]"), "s.json: not a kvbench sidecar (not a JSON object)");
+  // No finished_at: a run still going; merged as unfinished, not read past the object.
+  const std::string running = edited(s, [](J& j) { j.erase("finished_at"); });
+  EXPECT_EQ(refusal(running), "");
+  const J merged = J::parse(merge_sidecars({running, sidecar(2, "1/2", "GPU-2")},
+                                           {"a.json", "b.json"}, "m.csv", 4));
+  EXPECT_TRUE(merged["finished_at"].is_null());
+  EXPECT_THROW(read_shard_record(edited(s, [](J& j) { j["shard"] = "5/999999999"; }), "s.json"),
+               SidecarError);
+  EXPECT_THROW(device_identity("{\"device\": {\"uuid\": 7}}"), SidecarError);
+}
+
+TEST(Sidecar, ShardsOfOtherSettingsAreNotMerged) {
+  const ShardRecord a = read_shard_record(sidecar(1, "0/2", "u"), "a.json");
+  EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/2", "v"), "b.json"), "b.json"),
+            "");
+  EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(2, "1/2", "v"), "b.json"), "b.json"),
+            "b.json: settings.seed is 2, a.json's is 1 (shards run with other settings measure "
+            "other things)");
+  EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/3", "v"), "b.json"), "b.json"),
+            "b.json: the shard count is 3, a.json's is 2 (shards of different splits)");
 }
 
 }  // namespace

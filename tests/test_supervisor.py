@@ -206,6 +206,76 @@ def shards():
     check(code == 0 and [l.split()[0] for l in out.splitlines()][:3] == ["1", "5", "9"], "list --shard slurm: %r" % out[:80])
 
 
+def sidecar_copy(src, name, change):
+    """A copy of shard `src` (CSV and sidecar) as `name`, its sidecar passed through `change`."""
+    shutil.copy(src, name)
+    meta = json.load(open(src + ".json"))
+    change(meta)
+    json.dump(meta, open(name + ".json", "w"))
+
+
+def merge_checks():
+    """merge refuses shards run with other settings, naming the setting and both values; bounds
+    the shard count and names missing shards as ranges; checks every sidecar key it reads, naming
+    the file and the key; reads a CRLF shard and refuses a directory (exit 3 each)."""
+    for i, extra in ((0, []), (1, []), (2, ["--mode", "cold"]), (3, ["--rotate", "61"])):
+        code, _, err = run(["run", SMOKE, "-o", "m%d.csv" % i, "--shard", "%d/2" % (i % 2)] + extra)
+        check(code == 0, "shard %d: exit %d: %s" % (i, code, err))
+    code, _, err = run(["merge", "mc.csv", "m0.csv", "m2.csv"])
+    check(code == 3 and err.strip() == 'kvbench: m2.csv.json: settings.mode is "cold", m0.csv.json\'s '
+          'is "graph" (shards run with other settings measure other things)', "mode: %d %r" % (code, err))
+    code, _, err = run(["merge", "mc.csv", "m0.csv", "m3.csv"])
+    check(code == 3 and 'settings.rotate is "61", m0.csv.json\'s is "1"' in err, "rotate: %d %r" % (code, err))
+    check(not os.path.exists("mc.csv"), "a refused merge wrote its output")
+    # --shard 5/999999999 is refused; a sidecar saying it is refused by merge, at once.
+    code, _, err = run(["run", SMOKE, "-o", "big.csv", "--shard", "5/999999999"])
+    check(code == 3 and "--shard 5/999999999: 999999999 shards, more than 1000000" in err, "big: %d %r" % (code, err))
+    sidecar_copy("m1.csv", "big.csv", lambda m: m.update(shard="5/999999999"))
+    t0 = time.time()
+    code, _, err = run(["merge", "mb.csv", "big.csv"])
+    check(code == 3 and "big.csv.json: key 'shard': expected \"I/N\"" in err and time.time() - t0 < 5,
+          "big merge: %d %r" % (code, err))
+    code, _, err = run(["run", SMOKE, "-o", "many.csv", "--shard", "5/1000000"])
+    check(code == 0, "5/1000000: exit %d: %s" % (code, err))
+    t0 = time.time()
+    code, _, err = run(["merge", "mm.csv", "many.csv"])
+    check(code == 2 and "(no file for shard 0-4, 6-999999 of 1000000)" in err and time.time() - t0 < 5,
+          "many: %d %r" % (code, err))
+    # Sidecar keys: each defect named by file and key.
+    for name, change, message in (
+            ("shard_abc", lambda m: m.update(shard="abc"), "key 'shard': expected \"I/N\""),
+            ("devices_numbers", lambda m: m.update(devices=[1, 2]), "key 'devices[0]': expected an object, got 1"),
+            ("negative_case", lambda m: m.update(selected_cases=[-1]),
+             "key 'selected_cases[0]': expected a case number (0 or more), got -1"),
+            ("done_text", lambda m: m.update(cases_done="x"), "key 'cases_done': expected a non-negative integer"),
+            ("no_config", lambda m: m.pop("config"), "key 'config': expected an object, missing"),
+            ("uuid_number", lambda m: m["devices"][0]["device"].update(uuid=7),
+             "key 'devices[0].device.uuid': expected a string or null, got 7")):
+        sidecar_copy("m1.csv", name + ".csv", change)
+        code, _, err = run(["merge", "o.csv", "m0.csv", name + ".csv"])
+        check(code == 3 and err.strip() == "kvbench: %s.csv.json: %s" % (name, err.strip().split(": ", 2)[2])
+              and message in err and len(err.strip().splitlines()) == 1, "%s: %d %r" % (name, code, err))
+    # A sidecar without finished_at (a run still going, or killed): merged, the merge unfinished.
+    sidecar_copy("m1.csv", "running.csv", lambda m: m.pop("finished_at"))
+    code, _, err = run(["merge", "run_merged.csv", "m0.csv", "running.csv"])
+    check(code == 0 and json.load(open("run_merged.csv.json"))["finished_at"] is None, "running: %d %r" % (code, err))
+    # A directory where a shard should be; a shard written with CRLF line ends.
+    os.mkdir("dir.csv")
+    shutil.copy("m0.csv.json", "dir.csv.json")
+    code, _, err = run(["merge", "o.csv", "dir.csv", "m1.csv"])
+    check(code == 3 and "dir.csv: is a directory, not a result CSV" in err, "dir: %d %r" % (code, err))
+    with open("m0.csv", newline="") as f, open("crlf.csv", "w", newline="") as g:
+        g.write(f.read().replace("\n", "\r\n"))
+    shutil.copy("m0.csv.json", "crlf.csv.json")
+    code, _, err = run(["merge", "crlf_merged.csv", "crlf.csv", "m1.csv"])
+    check(code == 0 and open("crlf_merged.csv").read() == run_and_read_clean(), "crlf: %d %r" % (code, err))
+
+
+def run_and_read_clean():
+    rows_or_clean()
+    return open("clean.csv").read()
+
+
 def fatal():
     """A worker that cannot start (no device) ends the run with exit 4 and one line."""
     code, _, err = run(["run", SMOKE, "-o", "fatal.csv"], STANDIN_FATAL="no CUDA device: stand-in")
@@ -244,7 +314,7 @@ def settings():
 
 
 SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, devices, shards,
-                                     fatal, overhead, settings)}
+                                     fatal, overhead, settings, merge_checks)}
 
 
 def main():

@@ -14,6 +14,7 @@
 #include "core/metadata.hpp"
 #include "core/outputs.hpp"
 #include "core/result_csv.hpp"
+#include "core/shard.hpp"
 #include "core/sidecar.hpp"
 #include "core/sweep.hpp"
 
@@ -28,10 +29,14 @@ std::string slurp(const std::string& path, const std::string& what) {
   return s.str();
 }
 
+// Lines as read_results numbers them: a UTF-8 byte order mark and each line's '\r' dropped.
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::stringstream in(text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? text.substr(3) : text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
   return lines;
 }
 
@@ -53,13 +58,9 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
   for (const std::string& path : shards) {
     sidecars.push_back(slurp(path + ".json", "sidecar (merge needs each shard's <csv>.json)"));
     records.push_back(read_shard_record(sidecars.back(), path + ".json"));
-    if (records.back().config_hash != records.front().config_hash)
-      throw std::invalid_argument(path + ".json: config fnv1a64 " + records.back().config_hash +
-                                  " differs from " + shards.front() + ".json's " +
-                                  records.front().config_hash + " (shards of different configs)");
-    if (records.back().selected_cases != records.front().selected_cases)
-      throw std::invalid_argument(path + ".json: --case differs from " + shards.front() +
-                                  ".json's");
+    const std::string why =
+        shard_mismatch(records.front(), shards.front() + ".json", records.back(), path + ".json");
+    if (!why.empty()) throw std::invalid_argument(why);
   }
   const std::string config_path =
       config_override.empty() ? records.front().config_path : config_override;
@@ -92,6 +93,11 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
                                   ".json says so); the merged CSV needs a name of its own, given "
                                   "first");
   }
+  for (std::size_t i : records.front().selected_cases)
+    if (i >= config.cases.size())
+      throw std::invalid_argument(shards.front() + ".json: key 'selected_cases': case " +
+                                  std::to_string(i) + " is not below " + config_path + "'s " +
+                                  std::to_string(config.cases.size()) + " cases");
 
   // The case index of every case key of the config.
   std::map<std::vector<std::string>, std::size_t> index_of;
@@ -105,13 +111,13 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
   std::vector<std::string> problems;
   std::string header;
   for (const std::string& path : shards) {
+    const ResultTable table = read_results(path);  // refuses directories, devices, bad rows
     const std::vector<std::string> lines = lines_of(slurp(path, "shard CSV"));
     if (lines.empty()) throw std::invalid_argument(path + ": empty (no header)");
     if (header.empty()) header = lines.front();
     if (lines.front() != header)
       throw std::invalid_argument(path + ":1: header differs from " + shards.front() +
                                   "'s (shards of different schemas)");
-    const ResultTable table = read_results(path);
     for (const ResultRow& r : table.rows) {
       const std::string where = path + ":" + std::to_string(r.line);
       const auto it = index_of.find(r.axes);
@@ -151,19 +157,13 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
   std::printf("%s: %zu rows from %zu shards; %zu of %zu cases missing\n", output.c_str(),
               row_of.size(), shards.size(), missing.size(), expected.size());
   if (missing.empty()) return kOk;
-  // Which shard of N should have held them, when the shards say N.
+  // Which shards of N should have held them, when the shards say N: ranges, not every number.
   std::string which;
-  if (const std::string& s = records.front().shard; !s.empty()) {
-    const std::size_t n = std::stoul(s.substr(s.find('/') + 1));
-    std::vector<std::size_t> absent;
-    for (std::size_t k = 0; k < n; ++k) {
-      bool seen = false;
-      for (const ShardRecord& r : records)
-        seen = seen || r.shard == std::to_string(k) + "/" + std::to_string(n);
-      if (!seen) absent.push_back(k);
-    }
-    if (!absent.empty())
-      which = " (no file for shard " + list_text(absent) + " of " + std::to_string(n) + ")";
+  if (const std::size_t n = records.front().shard_count; n > 1) {
+    std::vector<std::size_t> present;
+    for (const ShardRecord& r : records) present.push_back(std::stoul(r.shard));
+    const std::string absent = missing_shards_text(present, n);
+    if (!absent.empty()) which = " (no file for shard " + absent + " of " + std::to_string(n) + ")";
   }
   std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n", allow_missing ? "warning: " : "",
                missing.size() > 1 ? "indices" : "index", list_text(missing).c_str(), which.c_str());

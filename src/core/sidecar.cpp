@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/shard.hpp"
+
 namespace kvbench {
 namespace {
 
@@ -17,50 +19,192 @@ J parse(const std::string& text, const std::string& what) {
 
 std::string shown(const J& v) { return v.is_null() ? "unset" : v.dump(); }
 
-}  // namespace
-
-DeviceIdentity device_identity(const std::string& entry_json) {
-  const J j = parse(entry_json, "worker's device report");
-  const J& d = j.contains("device") ? j["device"] : j;
-  return {d.value("name", ""), d.value("uuid", "")};
+// A value as a message shows it: its JSON text, cut to 60 characters.
+std::string got(const J& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
 }
 
-std::vector<std::string> sidecar_devices(const std::string& sidecar_text) {
-  const J j = parse(sidecar_text, "sidecar");
-  std::vector<std::string> out;
-  if (j.contains("devices") && j["devices"].is_array())
-    for (const J& d : j["devices"]) out.push_back(d.dump());
+[[noreturn]] void bad(const std::string& path, const std::string& key, const std::string& expected,
+                      const J* value) {
+  throw SidecarError(path + ": key '" + key + "': expected " + expected +
+                     (value ? ", got " + got(*value) : ", missing"));
+}
+
+// The member `key` of the object `obj`, or nullptr.
+const J* member(const J& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+// Checked reads of one object's members; `prefix` names the object in messages ("config.").
+class Fields {
+ public:
+  Fields(const J& obj, std::string path, std::string prefix)
+      : obj_(obj), path_(std::move(path)), prefix_(std::move(prefix)) {}
+
+  const J* get(const char* key) const { return member(obj_, key); }
+  [[noreturn]] void fail(const char* key, const std::string& expected) const {
+    bad(path_, prefix_ + key, expected, get(key));
+  }
+  std::string text(const char* key) const {  // required string
+    const J* v = get(key);
+    if (!v || !v->is_string()) fail(key, "a string");
+    return v->get<std::string>();
+  }
+  std::string optional_text(const char* key) const {  // string, null or absent ("")
+    const J* v = get(key);
+    if (!v || v->is_null()) return "";
+    if (!v->is_string()) fail(key, "a string or null");
+    return v->get<std::string>();
+  }
+  std::size_t count(const char* key) const {  // non-negative integer, 0 when absent
+    const J* v = get(key);
+    if (!v) return 0;
+    if (!v->is_number_unsigned()) fail(key, "a non-negative integer");
+    return v->get<std::size_t>();
+  }
+  bool flag(const char* key) const {  // boolean, false when absent
+    const J* v = get(key);
+    if (!v) return false;
+    if (!v->is_boolean()) fail(key, "true or false");
+    return v->get<bool>();
+  }
+  const J* object(const char* key, bool required) const {
+    const J* v = get(key);
+    if (!v && !required) return nullptr;
+    if (!v || !v->is_object()) fail(key, "an object");
+    return v;
+  }
+
+ private:
+  const J& obj_;
+  std::string path_, prefix_;
+};
+
+// One device_entry_json() object, `key` naming it ("devices[1]").
+DeviceIdentity checked_device(const J& entry, const std::string& path, const std::string& key) {
+  if (!entry.is_object()) bad(path, key, "an object", &entry);
+  const std::string prefix = key.empty() ? "" : key + ".";
+  const Fields e(entry, path, prefix);
+  const J* d = e.get("device") ? e.object("device", true) : &entry;
+  const Fields f(*d, path, prefix + (e.get("device") ? "device." : ""));
+  const DeviceIdentity id{f.optional_text("name"), f.optional_text("uuid")};
+  e.object("calibration", false);
+  e.object("launch_floor_us", false);
+  return id;
+}
+
+// "I/N" of the `shard` key, through parse_shard (its bounds): N, and `text` set.
+std::size_t checked_shard(const Fields& f, std::string& text) {
+  text = f.optional_text("shard");
+  if (text.empty()) return 1;
+  try {
+    if (text.find('/') == std::string::npos) throw std::invalid_argument("");
+    return parse_shard(text, [](const char*) { return nullptr; }).count;
+  } catch (const std::invalid_argument&) {
+    f.fail("shard", "\"I/N\" with 0 <= I < N <= " + std::to_string(kMaxShardCount));
+  }
+}
+
+std::vector<std::size_t> checked_cases(const Fields& f, const std::string& path) {
+  std::vector<std::size_t> out;
+  const J* v = f.get("selected_cases");
+  if (!v || v->is_null()) return out;
+  if (!v->is_array()) f.fail("selected_cases", "a list of case numbers");
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const J& c = (*v)[i];
+    if (!c.is_number_unsigned())
+      bad(path, "selected_cases[" + std::to_string(i) + "]", "a case number (0 or more)", &c);
+    out.push_back(c.get<std::size_t>());
+  }
   return out;
 }
 
-std::string sidecar_started_at(const std::string& sidecar_text) {
-  const J j = parse(sidecar_text, "sidecar");
-  return j.contains("started_at") && j["started_at"].is_string()
-             ? j["started_at"].get<std::string>()
-             : "";
+// check_sidecar on parsed JSON.
+void check(const J& j, const std::string& path) {
+  if (!j.is_object()) throw SidecarError(path + ": not a kvbench sidecar (not a JSON object)");
+  const Fields f(j, path, "");
+  const Fields config(*f.object("config", true), path, "config.");
+  if (config.text("path").empty()) config.fail("path", "a non-empty string");
+  if (config.text("fnv1a64").empty()) config.fail("fnv1a64", "a non-empty string");
+  const J& settings = *f.object("settings", true);
+  for (const auto& [key, value] : settings.items())
+    if (!value.is_primitive() || value.is_null())
+      bad(path, "settings." + key, "a string, number or boolean", &value);
+  std::string shard;
+  checked_shard(f, shard);
+  checked_cases(f, path);
+  if (const J* devices = f.get("devices")) {
+    if (!devices->is_array()) f.fail("devices", "a list of devices");
+    for (std::size_t i = 0; i < devices->size(); ++i)
+      checked_device((*devices)[i], path, "devices[" + std::to_string(i) + "]");
+  }
+  if (f.get("device")) checked_device(j, path, "");  // the top-level device, calibration, floor
+  f.optional_text("host");
+  f.optional_text("started_at");
+  f.optional_text("finished_at");
+  f.count("cases_done");
+  f.count("cases_failed");
+  f.flag("interrupted");
+}
+
+J checked(const std::string& text, const std::string& path) {
+  J j = parse(text, path);
+  check(j, path);
+  return j;
+}
+
+}  // namespace
+
+void check_sidecar(const std::string& sidecar_text, const std::string& path) {
+  checked(sidecar_text, path);
+}
+
+DeviceIdentity device_identity(const std::string& entry_json) {
+  const std::string what = "worker's device report";
+  return checked_device(parse(entry_json, what), what, "ready");
+}
+
+std::vector<std::string> sidecar_devices(const std::string& sidecar_text, const std::string& path) {
+  const J j = checked(sidecar_text, path);
+  std::vector<std::string> out;
+  if (const J* d = member(j, "devices"))
+    for (const J& e : *d) out.push_back(e.dump());
+  return out;
+}
+
+std::string sidecar_started_at(const std::string& sidecar_text, const std::string& path) {
+  return Fields(checked(sidecar_text, path), path, "").optional_text("started_at");
 }
 
 std::string resume_mismatch(const std::string& before, const std::string& now,
                             const std::string& before_path) {
   const J b = parse(before, before_path), n = parse(now, "this run's sidecar");
-  auto differ = [&](const std::string& what, const J& x, const J& y) {
+  const auto differ = [&](const std::string& what, const J& x, const J& y) {
     return what + " is " + shown(x) + " in " + before_path + ", " + shown(y) + " now";
   };
+  // The config first: a sidecar of another config says so, whatever else it holds.
   const J nul;
-  const J& bc = b.contains("config") ? b["config"] : nul;
-  const J& nc = n["config"];
-  if (!bc.is_object() || bc.value("fnv1a64", "") != nc.value("fnv1a64", ""))
-    return "the config differs from the one " + before_path + " was run with (fnv1a64 " +
-           (bc.is_object() ? bc.value("fnv1a64", "?") : std::string("?")) + " then, " +
-           nc.value("fnv1a64", "?") + " now)";
-  const J& bs = b.contains("settings") ? b["settings"] : nul;
-  for (const auto& [key, value] : n["settings"].items()) {
-    const J& old = bs.is_object() && bs.contains(key) ? bs[key] : nul;
-    if (old != value) return differ("settings." + key, old, value);
+  const J* bc = b.is_object() ? member(b, "config") : nullptr;
+  const J* bh = bc && bc->is_object() ? member(*bc, "fnv1a64") : nullptr;
+  const std::string then = bh && bh->is_string() ? bh->get<std::string>() : "?";
+  const std::string current = n.at("config").at("fnv1a64").get<std::string>();
+  if (then != current)
+    return "the config differs from the one " + before_path + " was run with (fnv1a64 " + then +
+           " then, " + current + " now)";
+  check(b, before_path);
+  const J& bs = b.at("settings");
+  for (const auto& [key, value] : n.at("settings").items()) {
+    const J* old = member(bs, key.c_str());
+    if (!old || *old != value) return differ("settings." + key, old ? *old : nul, value);
   }
   for (const char* key : {"selected_cases", "shard"}) {
-    const J& old = b.contains(key) ? b[key] : nul;
-    const J& cur = n.contains(key) ? n[key] : nul;
+    const J* old_p = member(b, key);
+    const J* cur_p = member(n, key);
+    const J& old = old_p ? *old_p : nul;
+    const J& cur = cur_p ? *cur_p : nul;
     const bool both_empty = (old.is_null() || old.empty()) && (cur.is_null() || cur.empty());
     if (!both_empty && old != cur)
       return differ(
@@ -71,18 +215,51 @@ std::string resume_mismatch(const std::string& before, const std::string& now,
 }
 
 ShardRecord read_shard_record(const std::string& sidecar_text, const std::string& path) {
-  const J j = parse(sidecar_text, path);
+  const J j = checked(sidecar_text, path);
+  const Fields f(j, path, "");
+  const Fields config(j.at("config"), path, "config.");
   ShardRecord r;
-  try {
-    r.config_path = j.at("config").at("path").get<std::string>();
-    r.config_hash = j.at("config").at("fnv1a64").get<std::string>();
-    if (j.contains("shard") && j["shard"].is_string()) r.shard = j["shard"].get<std::string>();
-    if (j.contains("selected_cases"))
-      r.selected_cases = j["selected_cases"].get<std::vector<std::size_t>>();
-  } catch (const nlohmann::json::exception& e) {
-    throw SidecarError(path + ": missing or malformed key (" + e.what() + ")");
-  }
+  r.config_path = config.text("path");
+  r.config_hash = config.text("fnv1a64");
+  r.shard_count = checked_shard(f, r.shard);
+  r.selected_cases = checked_cases(f, path);
+  for (const auto& [key, value] : j.at("settings").items()) r.settings.emplace_back(key, value.dump());
   return r;
+}
+
+std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, const ShardRecord& b,
+                           const std::string& b_path) {
+  const auto differ = [&](const std::string& what, const std::string& x, const std::string& y,
+                          const std::string& why) {
+    return b_path + ": " + what + " is " + y + ", " + a_path + "'s is " + x + " (" + why + ")";
+  };
+  if (a.config_hash != b.config_hash)
+    return differ("config fnv1a64", a.config_hash, b.config_hash, "shards of different configs");
+  const auto cases = [](const std::vector<std::size_t>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size() && i < 10; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + (v.size() > 10 ? ",...]" : "]");
+  };
+  if (a.selected_cases != b.selected_cases)
+    return differ("--case (selected_cases)", cases(a.selected_cases), cases(b.selected_cases),
+                  "shards of different case selections");
+  if (a.shard_count != b.shard_count)
+    return differ("the shard count", std::to_string(a.shard_count), std::to_string(b.shard_count),
+                  "shards of different splits");
+  const std::string why = "shards run with other settings measure other things";
+  const std::string absent = "unset";
+  for (const auto& [key, value] : b.settings) {
+    std::string theirs = absent;
+    for (const auto& [k, v] : a.settings)
+      if (k == key) theirs = v;
+    if (theirs != value) return differ("settings." + key, theirs, value, why);
+  }
+  for (const auto& [key, value] : a.settings) {
+    bool seen = false;
+    for (const auto& kv : b.settings) seen = seen || kv.first == key;
+    if (!seen) return differ("settings." + key, value, absent, why);
+  }
+  return "";
 }
 
 std::string merge_sidecars(const std::vector<std::string>& texts,
@@ -94,32 +271,33 @@ std::string merge_sidecars(const std::vector<std::string>& texts,
   bool interrupted = false, unfinished = false;
   std::string started, finished;
   for (std::size_t i = 0; i < texts.size(); ++i) {
-    const J j = parse(texts[i], paths[i]);
+    const J j = checked(texts[i], paths[i]);
+    const Fields f(j, paths[i], "");
     if (i == 0) merged = j;
-    J own = j.contains("devices") ? j["devices"] : J::array();
-    if (own.empty() && j.contains("device"))
-      own.push_back({{"device", j["device"]},
-                     {"calibration", j.value("calibration", J::object())},
-                     {"launch_floor_us", j.value("launch_floor_us", J::object())}});
+    J own = f.get("devices") ? j.at("devices") : J::array();
+    if (own.empty() && f.get("device"))
+      own.push_back({{"device", j.at("device")},
+                     {"calibration", f.get("calibration") ? j.at("calibration") : J::object()},
+                     {"launch_floor_us",
+                      f.get("launch_floor_us") ? j.at("launch_floor_us") : J::object()}});
+    const std::string host = f.optional_text("host");
     for (J d : own) {
-      d["host"] = j.value("host", "");
+      d["host"] = host;
+      const std::string uuid = checked_device(d, paths[i], "devices").uuid;
       bool seen = false;
       for (const J& e : devices)
-        seen = seen || (e["device"].value("uuid", "") == d["device"].value("uuid", "") &&
-                        e.value("host", "") == d.value("host", ""));
+        seen = seen || (checked_device(e, paths[i], "devices").uuid == uuid &&
+                        e.at("host").get<std::string>() == host);
       if (!seen) devices.push_back(d);
     }
-    done += j.value("cases_done", std::size_t{0});
-    failed += j.value("cases_failed", std::size_t{0});
-    interrupted = interrupted || j.value("interrupted", false);
-    const std::string s = j.value("started_at", "");
+    done += f.count("cases_done");
+    failed += f.count("cases_failed");
+    interrupted = interrupted || f.flag("interrupted");
+    const std::string s = f.optional_text("started_at");
     if (!s.empty() && (started.empty() || s < started)) started = s;
-    if (j["finished_at"].is_string()) {
-      const std::string f = j["finished_at"].get<std::string>();
-      if (f > finished) finished = f;
-    } else {
-      unfinished = true;
-    }
+    const std::string fin = f.optional_text("finished_at");
+    if (fin.empty()) unfinished = true;
+    if (fin > finished) finished = fin;
   }
   merged["csv"] = csv_path;
   merged["started_at"] = started;

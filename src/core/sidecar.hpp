@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvbench {
@@ -18,13 +19,16 @@ class SidecarError : public std::runtime_error {
 struct DeviceIdentity {
   std::string name, uuid;
 };
-// The device of one device_entry_json() object. Throws SidecarError on malformed JSON.
+// The device of one device_entry_json() object. Throws SidecarError on malformed JSON or a
+// name or uuid that is not a string.
 DeviceIdentity device_identity(const std::string& entry_json);
 
 // The "devices" entries of a sidecar (device_entry_json objects, one line each) and its
-// started_at; empty when absent.
-std::vector<std::string> sidecar_devices(const std::string& sidecar_text);
-std::string sidecar_started_at(const std::string& sidecar_text);
+// started_at; empty when absent. Both check the sidecar first (check_sidecar, naming `path`).
+std::vector<std::string> sidecar_devices(const std::string& sidecar_text,
+                                         const std::string& path = "sidecar");
+std::string sidecar_started_at(const std::string& sidecar_text,
+                               const std::string& path = "sidecar");
 
 // What --resume needs to agree on between the sidecar of the run being resumed (`before`) and
 // the one of this run (`now`): the config's hash, every setting, --case and --shard. Returns
@@ -33,13 +37,27 @@ std::string sidecar_started_at(const std::string& sidecar_text);
 std::string resume_mismatch(const std::string& before, const std::string& now,
                             const std::string& before_path);
 
-// What `kvbench merge` reads from a shard's sidecar.
+// Every key of a sidecar that kvbench reads back (merge, --resume), checked for its type and
+// range: throws SidecarError "PATH: key 'devices[1]': expected an object, got 2" naming the
+// file and the key. Keys kvbench does not read are not checked.
+void check_sidecar(const std::string& sidecar_text, const std::string& path);
+
+// What `kvbench merge` reads from a shard's sidecar (checked as check_sidecar does).
 struct ShardRecord {
   std::string config_path, config_hash;
   std::string shard;                        // "I/N"; empty when the run was not sharded
+  std::size_t shard_count = 1;              // N of `shard`; 1 when not sharded
   std::vector<std::size_t> selected_cases;  // --case; empty: all
+  // settings.*: each key and its value as JSON text, in the file's order.
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 ShardRecord read_shard_record(const std::string& sidecar_text, const std::string& path);
+
+// "" when shard `b` (sidecar at `b_path`) may be merged with shard `a`: the same config, --case,
+// shard count and settings. Else one line naming the first difference and both values, e.g.
+// "s1.csv.json: settings.mode is \"cold\", s0.csv.json's is \"graph\"".
+std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, const ShardRecord& b,
+                           const std::string& b_path);
 
 // The merged sidecar: the first shard's, with `csv` set to `csv_path`, every shard's devices
 // (one entry per device UUID and host), cases counted over all shards, the earliest start and
