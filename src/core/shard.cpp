@@ -57,10 +57,9 @@ Shard slurm_shard(const std::function<const char*(const char*)>& getenv) {
   }
   s.index = (task - first) / step;
   if (s.count == 0 || s.index >= s.count)
-    throw std::invalid_argument(at + "SLURM_ARRAY_TASK_ID " + std::to_string(task) +
-                                " is task " + std::to_string(s.index) +
-                                " of the array, not below SLURM_ARRAY_TASK_COUNT " +
-                                std::to_string(s.count));
+    throw std::invalid_argument(
+        at + "SLURM_ARRAY_TASK_ID " + std::to_string(task) + " is task " + std::to_string(s.index) +
+        " of the array, not below SLURM_ARRAY_TASK_COUNT " + std::to_string(s.count));
   return s;
 }
 

@@ -223,7 +223,8 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
   r.config_hash = config.text("fnv1a64");
   r.shard_count = checked_shard(f, r.shard);
   r.selected_cases = checked_cases(f, path);
-  for (const auto& [key, value] : j.at("settings").items()) r.settings.emplace_back(key, value.dump());
+  for (const auto& [key, value] : j.at("settings").items())
+    r.settings.emplace_back(key, value.dump());
   return r;
 }
 
@@ -276,10 +277,10 @@ std::string merge_sidecars(const std::vector<std::string>& texts,
     if (i == 0) merged = j;
     J own = f.get("devices") ? j.at("devices") : J::array();
     if (own.empty() && f.get("device"))
-      own.push_back({{"device", j.at("device")},
-                     {"calibration", f.get("calibration") ? j.at("calibration") : J::object()},
-                     {"launch_floor_us",
-                      f.get("launch_floor_us") ? j.at("launch_floor_us") : J::object()}});
+      own.push_back(
+          {{"device", j.at("device")},
+           {"calibration", f.get("calibration") ? j.at("calibration") : J::object()},
+           {"launch_floor_us", f.get("launch_floor_us") ? j.at("launch_floor_us") : J::object()}});
     const std::string host = f.optional_text("host");
     for (J d : own) {
       d["host"] = host;
