@@ -9,7 +9,7 @@ seconds=${FUZZ_SECONDS:-60}
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVBENCH_CPU_ONLY=ON \
   -DKVBENCH_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_C_COMPILER=clang-14 \
   -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
-cmake --build "$build" --target fuzz_sweep fuzz_result_csv
+cmake --build "$build" --target fuzz_sweep fuzz_result_csv fuzz_sidecar fuzz_resume
 
 run() {
   local target=$1
@@ -29,3 +29,5 @@ run() {
 run fuzz_sweep "$root"/configs/*.yaml "$root"/tests/configs/*.yaml "$root"/tests/data/input/*.yaml
 run fuzz_result_csv "$root"/tests/data/gate/*.csv "$root"/tests/data/input/*.csv \
   "$root"/results/h200/perf_small.csv
+run fuzz_sidecar "$root"/results/h200/*.csv.json "$root"/results/h200/*/*.csv.json
+run fuzz_resume "$root"/results/h200/rotated/decode_61.csv "$root"/tests/data/gate/*.csv

@@ -1,14 +1,18 @@
 // Memory admission, sharding and sidecar checks: the pure parts of resilient sweeps.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/support.hpp"
+#include "core/csv.hpp"
 #include "core/footprint.hpp"
 #include "core/metadata.hpp"
+#include "core/result_csv.hpp"
 #include "core/shard.hpp"
 #include "core/sidecar.hpp"
 
@@ -260,6 +264,69 @@ TEST(Sidecar, ShardsOfOtherSettingsAreNotMerged) {
             "other things)");
   EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/3", "v"), "b.json"), "b.json"),
             "b.json: the shard count is 3, a.json's is 2 (shards of different splits)");
+}
+
+}  // namespace
+}  // namespace kvbench
+
+namespace kvbench {
+namespace {
+
+std::string resume_refusal(const std::string& text,
+                           const std::vector<std::vector<std::string>>& cases) {
+  try {
+    match_resume_rows(parse_resume_rows(text, "r.csv"), cases, "r.csv");
+  } catch (const ResultCsvError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every committed sidecar reads as merge and --resume read it.
+TEST(Sidecar, CommittedSidecarsPassTheChecks) {
+  const std::string root = std::string(KVBENCH_SOURCE_DIR) + "/results/h200/";
+  int n = 0;
+  for (const char* name : {"perf.csv.json", "smoke.csv.json", "default.csv.json",
+                           "rotated/decode_61.csv.json", "rotated/perf_rotated.csv.json",
+                           "resilience/fault.csv.json"}) {
+    const std::string path = root + name;
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NO_THROW(check_sidecar(text, path)) << path;
+    EXPECT_NO_THROW(read_shard_record(text, path)) << path;
+    ++n;
+  }
+  EXPECT_EQ(n, 6);
+}
+
+// --resume keeps only rows of the cases it selects, each once; a cut last line is not a row.
+TEST(Resume, RowsOfOtherCasesAreRefused) {
+  Row a, b;
+  a.c = cache_case(1, 8, 128);
+  b.c = cache_case(2, 8, 128);
+  a.status = Status::passed;
+  b.status = Status::failed;
+  const auto key = [](const Case& c) {
+    std::vector<std::string> k = case_fields(c);
+    k[2] = c.sweep;
+    return k;
+  };
+  const std::string text = csv_header() + "\n" + csv_line(a) + "\n" + csv_line(b) + "\n";
+  const ResumeRows rows = parse_resume_rows(text + "2,cut", "r.csv");
+  EXPECT_EQ(rows.keep_bytes, text.size());
+  ASSERT_EQ(rows.rows.size(), 2u);
+  EXPECT_FALSE(rows.rows[0].failed);
+  EXPECT_TRUE(rows.rows[1].failed);
+  EXPECT_EQ(match_resume_rows(rows, {key(b.c), key(a.c)}, "r.csv"),
+            (std::vector<std::size_t>{1, 0}));
+  EXPECT_EQ(resume_refusal(text, {key(a.c)}).rfind("r.csv:3: a case this run does not select (", 0),
+            0u);
+  EXPECT_EQ(resume_refusal(text + csv_line(a) + "\n", {key(a.c), key(b.c)}).rfind(
+                "r.csv:4: the case of line 2 again (", 0),
+            0u);
+  EXPECT_THROW(parse_resume_rows("kernel\n", "r.csv"), ResultCsvError);
+  EXPECT_THROW(parse_resume_rows(csv_header() + "\n2,a,b\n", "r.csv"), ResultCsvError);
 }
 
 }  // namespace

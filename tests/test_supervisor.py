@@ -135,7 +135,8 @@ def background():
 
 
 def resume_mismatch():
-    """--resume refuses other settings or another config, naming what differs (exit 3)."""
+    """--resume refuses other settings or another config, naming what differs, and rows of cases
+    it does not select (exit 3)."""
     run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1"])
     code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1", "--resume", "--seed", "7"])
     check(code == 3 and err.strip() == "kvbench: --resume: settings.seed is 1 in mm.csv.json, 7 now",
@@ -145,6 +146,19 @@ def resume_mismatch():
           "exit %d: %r" % (code, err))
     code, _, err = run(["run", VALIDATION, "-o", "mm.csv", "--case", "0", "1", "--resume"])
     check(code == 3 and "the config differs" in err, "exit %d: %r" % (code, err))
+    # Rows of another config appended to the CSV, or a case twice: refused, the file unchanged.
+    run(["run", VALIDATION, "-o", "other.csv", "--case", "0"])
+    with open("mm.csv", "a") as f, open("other.csv") as g:
+        f.write(g.read().splitlines()[1] + "\n")
+    before = open("mm.csv").read()
+    code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1", "--resume"])
+    check(code == 3 and err.startswith("kvbench: --resume: mm.csv:4: a case this run does not select (")
+          and err.strip().endswith("rows of another config, --case or --shard"), "foreign: exit %d: %r" % (code, err))
+    check(open("mm.csv").read() == before, "a refused --resume changed the CSV")
+    with open("mm.csv", "w") as f:
+        f.write("".join(before.splitlines(True)[:3]) + before.splitlines(True)[1])
+    code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1", "--resume"])
+    check(code == 3 and "mm.csv:4: the case of line 2 again" in err, "twice: exit %d: %r" % (code, err))
 
 
 def devices():

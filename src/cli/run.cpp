@@ -26,6 +26,7 @@
 #include "core/metadata.hpp"
 #include "core/outputs.hpp"
 #include "core/progress.hpp"
+#include "core/result_csv.hpp"
 #include "core/shard.hpp"
 #include "core/sidecar.hpp"
 #include "core/sweep.hpp"
@@ -198,32 +199,9 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-// --resume: the case keys of the rows already in `csv` (which must be this build's schema);
-// a trailing line without its newline (a writer killed mid-line) is cut off first.
-std::set<std::vector<std::string>> finished_keys(const std::string& csv, std::size_t& failed) {
-  std::string text = read_text(csv);
-  const auto first_nl = text.find('\n');
-  if (first_nl == std::string::npos || text.substr(0, first_nl) != csv_header())
-    throw std::invalid_argument("--resume: " + csv +
-                                ": header differs from this build's (`kvbench schema`)");
-  if (text.back() != '\n') text.erase(text.rfind('\n') + 1);  // RowFile cuts it in the file
-  const std::size_t n_case = case_columns().size(), status = column("status");
-  std::set<std::vector<std::string>> keys;
-  std::stringstream in(text.substr(first_nl + 1));
-  for (std::string line; std::getline(in, line);) {
-    const std::vector<std::string> f = split_csv(line);
-    if (f.size() != csv_columns().size())
-      throw std::invalid_argument("--resume: " + csv + ": a row of " + std::to_string(f.size()) +
-                                  " fields, expected " + std::to_string(csv_columns().size()));
-    keys.insert(std::vector<std::string>(f.begin() + 1, f.begin() + 1 + static_cast<long>(n_case)));
-    failed += is_failure(f[status]);
-  }
-  return keys;
-}
-
 std::vector<std::string> case_key(const Case& c) {
   std::vector<std::string> k = case_fields(c);
-  k[2] = c.sweep;  // unquoted, as split_csv reads it
+  k[2] = c.sweep;  // unquoted, as the CSV readers read it
   return k;
 }
 
@@ -254,16 +232,29 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
   if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar);
       !why.empty())
     throw std::invalid_argument("--resume: " + why);
-  std::size_t failed = 0;
-  const auto done = finished_keys(csv, failed);
+  // The rows already there: each must be a case this run selects, once (core/result_csv.hpp).
+  const std::string text = read_text(csv);
+  std::vector<std::vector<std::string>> keys;
+  for (std::size_t i : indices) keys.push_back(case_key(config.cases[i]));
+  std::vector<bool> done(indices.size(), false);
+  ResumeRows rows;
+  try {
+    rows = parse_resume_rows(text, csv);
+    for (std::size_t k : match_resume_rows(rows, keys, csv)) done[k] = true;
+  } catch (const ResultCsvError& e) {
+    throw std::invalid_argument(std::string("--resume: ") + e.what());
+  }
+  // A last line without its newline is not a row (keep_bytes ends before it): the file's
+  // writer cuts it off when it appends the first new row.
   std::vector<std::size_t> rest;
-  for (std::size_t i : indices)
-    if (!done.count(case_key(config.cases[i]))) rest.push_back(i);
+  for (std::size_t k = 0; k < indices.size(); ++k)
+    if (!done[k]) rest.push_back(indices[k]);
   meta.cases = indices.size();
   meta.cases_done = indices.size() - rest.size();
-  meta.cases_failed = failed;
-  meta.devices = sidecar_devices(before);
-  if (const std::string s = sidecar_started_at(before); !s.empty()) meta.started_at = s;
+  meta.cases_failed = 0;
+  for (const ResumeRow& r : rows.rows) meta.cases_failed += r.failed;
+  meta.devices = sidecar_devices(before, sidecar);
+  if (const std::string s = sidecar_started_at(before, sidecar); !s.empty()) meta.started_at = s;
   indices = rest;
 }
 

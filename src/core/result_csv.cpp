@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -457,6 +458,63 @@ ResultTable parse_results(std::string_view text, const std::string& path) {
                      text.data(), static_cast<long long>(text.size())),
                  path);
   return read_lines(src, path);
+}
+
+ResumeRows parse_resume_rows(std::string_view text, const std::string& path) {
+  refuse_nul(path, text.data(), static_cast<long long>(text.size()), 0);
+  ResumeRows out;
+  const std::size_t first_nl = text.find('\n');
+  if (first_nl == std::string_view::npos || text.substr(0, first_nl) != csv_header())
+    throw ResultCsvError(path + ":1: header differs from this build's (`kvbench schema`)");
+  out.keep_bytes = text.rfind('\n') + 1;
+  const std::vector<std::string>& columns = csv_columns();
+  const std::size_t n_case = case_columns().size();
+  std::size_t status = 0;
+  while (columns[status] != "status") ++status;
+  std::vector<std::string> f;
+  unsigned long long number = 1;
+  for (std::size_t start = first_nl + 1; start < out.keep_bytes;) {
+    const std::size_t end = text.find('\n', start);
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const std::string at = where(path, ++number);
+    const std::size_t n = split(line, f, at);
+    if (n != columns.size())
+      throw ResultCsvError(at + "a row of " + std::to_string(n) + " fields, expected " +
+                           std::to_string(columns.size()));
+    ResumeRow row;
+    row.key.assign(f.begin() + 1, f.begin() + 1 + static_cast<std::ptrdiff_t>(n_case));
+    row.line = number;
+    row.failed = f[status] == "incorrect" || f[status] == "failed" || f[status] == "rejected";
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<std::size_t> match_resume_rows(const ResumeRows& rows,
+                                           const std::vector<std::vector<std::string>>& cases,
+                                           const std::string& path) {
+  std::map<std::vector<std::string>, std::size_t> index_of;
+  for (std::size_t i = 0; i < cases.size(); ++i) index_of.emplace(cases[i], i);
+  std::map<std::size_t, unsigned long long> line_of;  // case index -> the row's line
+  std::vector<std::size_t> out;
+  const auto name = [](const std::vector<std::string>& key) {
+    std::string s;
+    for (const std::string& k : key) s += (s.empty() ? "" : ",") + k;
+    return s.size() > 200 ? s.substr(0, 197) + "..." : s;
+  };
+  for (const ResumeRow& r : rows.rows) {
+    const auto it = index_of.find(r.key);
+    if (it == index_of.end())
+      throw ResultCsvError(where(path, r.line) + "a case this run does not select (" +
+                           name(r.key) + "): rows of another config, --case or --shard");
+    const auto [prev, fresh] = line_of.emplace(it->second, r.line);
+    if (!fresh)
+      throw ResultCsvError(where(path, r.line) + "the case of line " +
+                           std::to_string(prev->second) + " again (" + name(r.key) + ")");
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 const std::vector<std::string>& result_axis_columns() {

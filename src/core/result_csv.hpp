@@ -125,4 +125,27 @@ ResultTable read_results(const std::string& path);
 // The same reader over text in memory; `path` names it in messages (tests and the fuzz target).
 ResultTable parse_results(std::string_view text, const std::string& path);
 
+// What `run --resume` reads from its own CSV: this build's header (csv_header()), then rows of
+// exactly csv_columns() fields. A last line without its newline (a writer killed mid-line) is
+// not a row: `keep_bytes` is the length up to the last complete line, which --resume cuts the
+// file to.
+struct ResumeRow {
+  std::vector<std::string> key;  // the case_columns() fields, unquoted
+  unsigned long long line = 0;
+  bool failed = false;  // status incorrect, failed or rejected
+};
+struct ResumeRows {
+  std::vector<ResumeRow> rows;
+  std::size_t keep_bytes = 0;
+};
+// Throws ResultCsvError naming path:line for another header, a row of another width or a NUL.
+ResumeRows parse_resume_rows(std::string_view text, const std::string& path);
+
+// For each row, its index in `cases` (the case keys this run selects: its config, --case and
+// --shard). Throws ResultCsvError naming path:line and the case for a row that is not one of
+// them (rows of another config or selection) or that repeats an earlier row's case.
+std::vector<std::size_t> match_resume_rows(const ResumeRows& rows,
+                                           const std::vector<std::vector<std::string>>& cases,
+                                           const std::string& path);
+
 }  // namespace kvbench
