@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "tests/support.hpp"
 #include "core/csv.hpp"
 #include "core/footprint.hpp"
 #include "core/metadata.hpp"
 #include "core/result_csv.hpp"
 #include "core/shard.hpp"
 #include "core/sidecar.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
@@ -143,8 +143,10 @@ TEST(Shard, SlurmArraySteps) {
   env["SLURM_ARRAY_TASK_MAX"] = "8";
   refused("0", "SLURM_ARRAY_TASK_ID 0 is below SLURM_ARRAY_TASK_MIN 2");
   // --array=1,3,8: three tasks, no one step.
-  env = {{"SLURM_ARRAY_TASK_COUNT", "3"}, {"SLURM_ARRAY_TASK_MIN", "1"},
-         {"SLURM_ARRAY_TASK_MAX", "8"}, {"SLURM_ARRAY_TASK_STEP", "1"}};
+  env = {{"SLURM_ARRAY_TASK_COUNT", "3"},
+         {"SLURM_ARRAY_TASK_MIN", "1"},
+         {"SLURM_ARRAY_TASK_MAX", "8"},
+         {"SLURM_ARRAY_TASK_STEP", "1"}};
   refused("3", "the array is not one range with one step");
   env = {{"SLURM_ARRAY_TASK_COUNT", "2000000"}};
   refused("0", "2000000 shards, more than 1000000");
@@ -231,7 +233,10 @@ TEST(Sidecar, EveryKeyReadIsChecked) {
   using J = nlohmann::json;
   EXPECT_EQ(refusal(edited(s, [](J& j) { j["shard"] = "abc"; })),
             "s.json: key 'shard': expected \"I/N\" with 0 <= I < N <= 1000000, got \"abc\"");
-  EXPECT_EQ(refusal(edited(s, [](J& j) { j["devices"] = {1, 2}; })),
+  EXPECT_EQ(refusal(edited(s,
+                           [](J& j) {
+                             j["devices"] = {1, 2};
+                           })),
             "s.json: key 'devices[0]': expected an object, got 1");
   EXPECT_EQ(refusal(edited(s, [](J& j) { j["selected_cases"] = {-1}; })),
             "s.json: key 'selected_cases[0]': expected a case number (0 or more), got -1");
@@ -247,8 +252,8 @@ TEST(Sidecar, EveryKeyReadIsChecked) {
   // No finished_at: a run still going; merged as unfinished, not read past the object.
   const std::string running = edited(s, [](J& j) { j.erase("finished_at"); });
   EXPECT_EQ(refusal(running), "");
-  const J merged = J::parse(merge_sidecars({running, sidecar(2, "1/2", "GPU-2")},
-                                           {"a.json", "b.json"}, "m.csv", 4));
+  const J merged = J::parse(
+      merge_sidecars({running, sidecar(2, "1/2", "GPU-2")}, {"a.json", "b.json"}, "m.csv", 4));
   EXPECT_TRUE(merged["finished_at"].is_null());
   EXPECT_THROW(read_shard_record(edited(s, [](J& j) { j["shard"] = "5/999999999"; }), "s.json"),
                SidecarError);
@@ -257,13 +262,16 @@ TEST(Sidecar, EveryKeyReadIsChecked) {
 
 TEST(Sidecar, ShardsOfOtherSettingsAreNotMerged) {
   const ShardRecord a = read_shard_record(sidecar(1, "0/2", "u"), "a.json");
-  EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/2", "v"), "b.json"), "b.json"),
-            "");
-  EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(2, "1/2", "v"), "b.json"), "b.json"),
-            "b.json: settings.seed is 2, a.json's is 1 (shards run with other settings measure "
-            "other things)");
-  EXPECT_EQ(shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/3", "v"), "b.json"), "b.json"),
-            "b.json: the shard count is 3, a.json's is 2 (shards of different splits)");
+  EXPECT_EQ(
+      shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/2", "v"), "b.json"), "b.json"),
+      "");
+  EXPECT_EQ(
+      shard_mismatch(a, "a.json", read_shard_record(sidecar(2, "1/2", "v"), "b.json"), "b.json"),
+      "b.json: settings.seed is 2, a.json's is 1 (shards run with other settings measure "
+      "other things)");
+  EXPECT_EQ(
+      shard_mismatch(a, "a.json", read_shard_record(sidecar(1, "1/3", "v"), "b.json"), "b.json"),
+      "b.json: the shard count is 3, a.json's is 2 (shards of different splits)");
 }
 
 }  // namespace
@@ -286,9 +294,9 @@ std::string resume_refusal(const std::string& text,
 TEST(Sidecar, CommittedSidecarsPassTheChecks) {
   const std::string root = std::string(KVBENCH_SOURCE_DIR) + "/results/h200/";
   int n = 0;
-  for (const char* name : {"perf.csv.json", "smoke.csv.json", "default.csv.json",
-                           "rotated/decode_61.csv.json", "rotated/perf_rotated.csv.json",
-                           "resilience/fault.csv.json"}) {
+  for (const char* name :
+       {"perf.csv.json", "smoke.csv.json", "default.csv.json", "rotated/decode_61.csv.json",
+        "rotated/perf_rotated.csv.json", "resilience/fault.csv.json"}) {
     const std::string path = root + name;
     std::ifstream in(path);
     ASSERT_TRUE(in) << path;
@@ -322,8 +330,8 @@ TEST(Resume, RowsOfOtherCasesAreRefused) {
             (std::vector<std::size_t>{1, 0}));
   EXPECT_EQ(resume_refusal(text, {key(a.c)}).rfind("r.csv:3: a case this run does not select (", 0),
             0u);
-  EXPECT_EQ(resume_refusal(text + csv_line(a) + "\n", {key(a.c), key(b.c)}).rfind(
-                "r.csv:4: the case of line 2 again (", 0),
+  EXPECT_EQ(resume_refusal(text + csv_line(a) + "\n", {key(a.c), key(b.c)})
+                .rfind("r.csv:4: the case of line 2 again (", 0),
             0u);
   EXPECT_THROW(parse_resume_rows("kernel\n", "r.csv"), ResultCsvError);
   EXPECT_THROW(parse_resume_rows(csv_header() + "\n2,a,b\n", "r.csv"), ResultCsvError);

@@ -57,8 +57,19 @@ static_assert(same_text(kAxisColumns[axis_col::num_tokens], "num_tokens") &&
                   same_text(kAxisColumns[axis_col::slots], "slots"),
               "axis_col follows kAxisColumns");
 enum Other : std::size_t {
-  kSchemaCol, kStatusCol, kReasonCol, kMedianCol, kP10Col, kP90Col, kDeviceCol, kUuidCol,
-  kBytesCol, kWrittenCol, kSetsCol, kModeCol, kOtherCount
+  kSchemaCol,
+  kStatusCol,
+  kReasonCol,
+  kMedianCol,
+  kP10Col,
+  kP90Col,
+  kDeviceCol,
+  kUuidCol,
+  kBytesCol,
+  kWrittenCol,
+  kSetsCol,
+  kModeCol,
+  kOtherCount
 };
 constexpr std::array<const char*, kOtherCount> kOtherColumns = {
     "schema_version", "status",      "reason", "median_us",      "p10_us",      "p90_us",
@@ -355,8 +366,8 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
                            "missing column 'buffer_sets' in the header (schema 2 has it)");
     const auto sets = integer(field(kSetsCol), at, "buffer_sets");
     if (sets && (*sets < 1 || *sets > kMaxBufferSets))
-      throw ResultCsvError(at + "column 'buffer_sets': '" + field(kSetsCol) +
-                           "' is not in [1, " + std::to_string(kMaxBufferSets) + "]");
+      throw ResultCsvError(at + "column 'buffer_sets': '" + field(kSetsCol) + "' is not in [1, " +
+                           std::to_string(kMaxBufferSets) + "]");
     if (!sets && schema2 && row.timing)
       throw ResultCsvError(at + "column 'buffer_sets': empty in a timed row");
     row.buffer_sets = sets ? static_cast<int>(*sets) : 1;
@@ -506,8 +517,8 @@ std::vector<std::size_t> match_resume_rows(const ResumeRows& rows,
   for (const ResumeRow& r : rows.rows) {
     const auto it = index_of.find(r.key);
     if (it == index_of.end())
-      throw ResultCsvError(where(path, r.line) + "a case this run does not select (" +
-                           name(r.key) + "): rows of another config, --case or --shard");
+      throw ResultCsvError(where(path, r.line) + "a case this run does not select (" + name(r.key) +
+                           "): rows of another config, --case or --shard");
     const auto [prev, fresh] = line_of.emplace(it->second, r.line);
     if (!fresh)
       throw ResultCsvError(where(path, r.line) + "the case of line " +
