@@ -224,8 +224,8 @@ def timing_line(path, rows):
     without one (triton_baseline.py's) is described from its rows' columns."""
     meta = read_sidecar(path)
     settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
-    device = meta.get("device")
-    device = device.get("name") if isinstance(device, dict) else None
+    device_info = meta.get("device")
+    device = device_info.get("name") if isinstance(device_info, dict) else None
     device = device or "/".join(_distinct(rows, "device")) or "device unknown"
     sha = meta.get("git_sha") if isinstance(meta.get("git_sha"), str) else None
     sha = sha or "/".join(s[:7] for s in _distinct(rows, "git_sha"))
@@ -246,6 +246,10 @@ def timing_line(path, rows):
     rotate = settings.get("rotate")
     if rotate not in (None, "", "1", 1):
         how[-1] += f" (--rotate {rotate})"
+    elif sets == [1] and mode != "cold":  # one set, no flush: what fits in L2 runs from it
+        l2 = device_info.get("l2_bytes") if isinstance(device_info, dict) else None
+        size = f" {l2 / 2**20:.0f} MiB" if isinstance(l2, (int, float)) and l2 > 0 else ""
+        how[-1] += f" (unrotated: a case under the{size} L2 runs hot in it)"
     if settings.get("hot_inputs") is True:
         how.append("hot inputs (caches cold)")
     source = "" if meta else " (no sidecar: from the rows)"

@@ -168,6 +168,15 @@ class Axes(unittest.TestCase):
         self.assertEqual(plot.timing_line(path, rows),
                          "cold.csv: NVIDIA H200, commit 54935d3 (uncommitted changes); cold mode "
                          "(L2 flushed by read), 1 buffer set per case")
+        sidecar["settings"].update(mode="graph")
+        sidecar["device"]["l2_bytes"] = 62914560
+        path = self.write_csv("hot.csv", sidecar, ["1", "1"])
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))[:2]
+        self.assertEqual(plot.timing_line(path, rows),
+                         "hot.csv: NVIDIA H200, commit 54935d3 (uncommitted changes); graph mode, "
+                         "1 buffer set per case (unrotated: a case under the 60 MiB L2 runs hot "
+                         "in it)")
 
     def test_timing_line_without_sidecar_reads_the_rows(self):
         path = os.path.join(DATA, "plot", "triton.csv")
@@ -199,7 +208,8 @@ class Axes(unittest.TestCase):
             self.assertTrue(lines)
             for line in lines:
                 self.assertRegex(line, r"^(cuda|triton)\.csv.*: NVIDIA H200, commit [0-9a-f]{7}; "
-                                       r"graph mode, 1 buffer set per case$")
+                                       r"graph mode, 1 buffer set per case \(unrotated: a case "
+                                       r"under the L2 runs hot in it\)$")
         self.assertEqual([line.split(" ")[0].rstrip(":") for line in seen[2]],
                          ["triton.csv", "cuda.csv"])  # compare: baseline, then current
 
