@@ -3,6 +3,7 @@
 // line on stderr and an exit code of the one table every subcommand shares (cli/exit_codes.hpp).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
   auto add_gate_flags = [&gate_flags](CLI::App* cmd, CLI::Option* needs) {
     auto* t = cmd->add_option("--threshold", gate_flags.threshold,
                               "Slower/faster only beyond this change, in percent (default 5)");
-    auto* j = cmd->add_option("--junit", gate_flags.junit, "Also write a JUnit XML report here");
+    auto* j = cmd->add_option("--junit", gate_flags.junit, "Also write a JUnit XML report here")
+                  ->check(non_empty());
     auto* d = cmd->add_flag("--allow-device-mismatch", gate_flags.allow_device_mismatch,
                             "Compare rows measured on different devices");
     if (needs) {
@@ -44,28 +46,37 @@ int main(int argc, char** argv) {
 
   CLI::App* run = app.add_subcommand("run", "Validate every case of CONFIG, time those that pass, write a CSV");
   run->add_option("config", run_args.config_path, "YAML sweep file")->required();
-  run->add_option("-o,--output", run_args.output, "CSV to write (default: results/<config name>.csv)");
+  run->add_option("-o,--output", run_args.output,
+                  "CSV to write (default: results/<config name>.csv)")
+      ->check(non_empty());
   std::string seed_text;
   run->add_option("--seed", seed_text, "Input seed (overrides settings.seed), 0 to 2^64-1");
   run->add_option("--max-cases", run_args.max_cases,
                   "Refuse a config expanding to more cases than this (default 100000)")
-      ->check(CLI::PositiveNumber);
-  run->add_option("--case", run_args.cases, "Run only these cases (numbers as `kvbench list` prints them)");
+      ->transform(integer_in(1, UINT64_MAX));
+  run->add_option("--case", run_args.cases,
+                  "Run only these cases (numbers as `kvbench list` prints them)")
+      ->transform(integer_in(0, SIZE_MAX));
   add_timing_flags(run, overrides);
   add_rotation_flags(run, overrides);
-  add_gate_flags(run, run->add_option("--baseline", gate_flags.baseline,
-                                      "After the run, gate its CSV against this one (exit codes of compare)"));
+  add_gate_flags(
+      run, run->add_option("--baseline", gate_flags.baseline,
+                           "After the run, gate its CSV against this one (exit codes of compare)")
+               ->check(non_empty()));
   ValidationOptions& validation = run_args.validation;
   run->add_option("--save-tensors", validation.save_tensors_dir,
-                  "Write inputs and outputs of failing cases as .npy files under DIR/caseNNNN/");
+                  "Write inputs and outputs of failing cases as .npy files under DIR/caseNNNN/")
+      ->check(non_empty());
   run->add_flag("--save-tensors-all", validation.save_all, "With --save-tensors: of every validated case")
       ->needs(run->get_option("--save-tensors"));
   run->add_flag("--check-bounds", validation.check_bounds,
                 "Check slot ranges on the device before each cache write; report the first bad token");
   run->add_option("--shard", run_args.shard,
-                  "Run shard I of N (cases whose index % N == I), or `slurm` (the array task's)");
+                  "Run shard I of N (cases whose index % N == I), or `slurm` (the array task's)")
+      ->check(non_empty());
   run->add_option("--devices", run_args.devices,
-                  "GPUs to run on, one worker each: all, or numbers like 0,2,5 (default: device 0)");
+                  "GPUs to run on, one worker each: all, or numbers like 0,2,5 (default: device 0)")
+      ->check(non_empty());
   run->add_flag("--resume", run_args.resume,
                 "Keep the rows already in the output and run only the missing cases");
   run->add_option("--case-timeout", run_args.case_timeout_s,
@@ -95,8 +106,10 @@ int main(int argc, char** argv) {
   merge->add_option("output", output, "Merged CSV to write (and OUT.json)")->required();
   merge->add_option("shards", merge_inputs, "Shard CSVs, each with its sidecar")->required();
   merge->add_flag("--allow-missing", allow_missing, "Exit 0 even if some cases are in no shard");
-  merge->add_option("--config", merge_config,
-                    "The config the shards ran (default: the path their sidecars name)");
+  merge
+      ->add_option("--config", merge_config,
+                   "The config the shards ran (default: the path their sidecars name)")
+      ->check(non_empty());
 
   CLI::App* compare = app.add_subcommand(
       "compare", "Gate CURRENT against BASELINE: verdict per case, markdown table, exit code");
@@ -108,7 +121,8 @@ int main(int argc, char** argv) {
   CLI::App* calibrate = app.add_subcommand(
       "calibrate", "Measure the device's copy bandwidth (cached per device; run uses it)");
   calibrate->add_flag("--force", force, "Measure again even if the cache holds a result");
-  calibrate->add_option("-o,--output", output, "Also write the calibration JSON here");
+  calibrate->add_option("-o,--output", output, "Also write the calibration JSON here")
+      ->check(non_empty());
 
   std::vector<double> mib = {4, 16, 28, 128};
   CLI::App* study = app.add_subcommand(
@@ -122,10 +136,13 @@ int main(int argc, char** argv) {
   CLI::App* bounds = app.add_subcommand(
       "bounds", "Time the fastest plain kernels moving each case's bytes to its places (its bound)");
   bounds->add_option("results", bounds_input, "Result CSV of `kvbench run`")->required();
-  bounds->add_option("-o,--output", output, "CSV to write")->required();
-  bounds->add_option("--max-tokens", max_tokens, "Only cases with num_tokens up to this (default: all)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  bounds->add_option("--variant", bounds_variant, "Only rows of this variant (e.g. optimized)");
+  bounds->add_option("-o,--output", output, "CSV to write")->required()->check(non_empty());
+  bounds
+      ->add_option("--max-tokens", max_tokens,
+                   "Only cases with num_tokens up to this (default: all)")
+      ->transform(integer_in(1, std::uint64_t{1} << 40));
+  bounds->add_option("--variant", bounds_variant, "Only rows of this variant (e.g. optimized)")
+      ->check(non_empty());
   bounds->add_option("--seed", seed_text,
                      "The run's input seed, which gives each case's slots (settings.seed; default 1)");
   add_timing_flags(bounds, overrides);
@@ -138,14 +155,16 @@ int main(int argc, char** argv) {
   std::uint64_t list_max_cases = kDefaultMaxCases;
   list->add_option("--max-cases", list_max_cases,
                    "Refuse a config expanding to more cases than this (default 100000)")
-      ->check(CLI::PositiveNumber);
+      ->transform(integer_in(1, UINT64_MAX));
   CLI::Option* plan_flag =
       list->add_flag("--plan", list_plan.show, "Print each case's launch plan (docs/kernels.md)");
   list->add_option("--device-profile", list_plan.device_profile,
                    "Plan for this device instead of the real one: h200 or h100 (no GPU needed)")
-      ->needs(plan_flag);
+      ->needs(plan_flag)
+      ->check(non_empty());
   std::string list_shard;
-  list->add_option("--shard", list_shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged");
+  list->add_option("--shard", list_shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged")
+      ->check(non_empty());
 
   bool case_key = false;
   CLI::App* schema = app.add_subcommand(

@@ -152,6 +152,12 @@ TEST(Shard, SlurmArraySteps) {
   refused("0", "2000000 shards, more than 1000000");
 }
 
+TEST(Shard, DeviceListIsReadWhole) {
+  EXPECT_EQ(parse_device_list("0,2,5"), (std::vector<std::size_t>{0, 2, 5}));
+  for (const char* bad : {"1,abc", "abc,1", "", "1,", ",1", "12345", "1,-2"})
+    EXPECT_THROW(parse_device_list(bad), std::invalid_argument) << bad;
+}
+
 TEST(Shard, CountIsBoundedAndMissingShardsAreRanges) {
   EXPECT_EQ(parse_shard("5/1000000", no_env).count, 1000000u);
   EXPECT_THROW(parse_shard("5/999999999", no_env), std::invalid_argument);

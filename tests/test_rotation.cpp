@@ -89,6 +89,16 @@ TEST(Rotation, SettingAndFlagText) {
   EXPECT_THROW(parse_rotate("-1"), std::invalid_argument);
   EXPECT_THROW(parse_rotate("2x"), std::invalid_argument);
   EXPECT_THROW(parse_rotate(""), std::invalid_argument);
+  // YAML 1.2 integers, as every integer setting.
+  EXPECT_EQ(parse_rotate("0x10"), 16);
+  EXPECT_EQ(parse_rotate("0o10"), 8);
+  EXPECT_EQ(parse_rotate("010"), 10);
+  EXPECT_THROW(parse_rotate("0x1001"), std::invalid_argument);  // 4097
+  EXPECT_THROW(parse_rotate("99999999999999999999"), std::invalid_argument);
+  EXPECT_EQ(parse_config("settings: {rotate: 0x10}\nsweeps:\n  - kernel: concat_and_cast_mha_k\n",
+                         "t.yaml")
+                .settings.rotate,
+            16);
   EXPECT_EQ(rotate_text(kRotateAuto), "auto");
   EXPECT_EQ(rotate_text(61), "61");
   const Config c = parse_config(

@@ -296,6 +296,19 @@ def fatal():
     check(code == 4 and err.strip() == "kvbench: no CUDA device: stand-in", "exit %d: %r" % (code, err))
 
 
+def startup():
+    """--case-timeout limits each case, not the worker's start (launch floor, calibration): a
+    worker 2 s in starting under --case-timeout 1 runs its cases; a case past it still fails."""
+    code, _, err = run(["run", SMOKE, "-o", "startup.csv", "--case", "0", "1", "--case-timeout", "1"],
+                       STANDIN_START_DELAY=2)
+    check(code == 0 and len(rows("startup.csv")) == 2, "slow start: exit %d: %s" % (code, err))
+    code, _, err = run(["run", SMOKE, "-o", "startup_hang.csv", "--case", "0", "1", "--case-timeout", "1"],
+                       STANDIN_START_DELAY=0.5, STANDIN_PLAN="1=hang")
+    r = rows("startup_hang.csv")
+    check(code == 2 and [x["status"] for x in r] == ["passed", "failed"]
+          and "timed out after 1 s" in r[1]["reason"], "hung case: exit %d: %s %s" % (code, err, r))
+
+
 def overhead():
     """The supervisor's cost per case, stand-in included: at most 1 ms (validation.yaml's cases)."""
     t0 = time.time()
@@ -325,10 +338,18 @@ def settings():
         check(name in args and args[args.index(name) + 1] == value,
               "the worker was not given %s %s: %s" % (name, value, args))
     check("--hot-inputs" in args, "the worker was not given --hot-inputs: %s" % args)
+    # Integer flags read as YAML 1.2 integers, as the keys they override: 010 is 10, not 8.
+    code, _, err = run(["run", SMOKE, "-o", "settings_yaml.csv", "--case", "0", "--warmup", "010",
+                        "--min-samples", "0x10"], STANDIN_ARGS="args_yaml.txt")
+    check(code == 0, "exit %d: %s" % (code, err))
+    args = open("args_yaml.txt").read().split("\n")
+    for name, value in (("--warmup", "10"), ("--min-samples", "16")):
+        check(name in args and args[args.index(name) + 1] == value,
+              "the worker was not given %s %s: %s" % (name, value, args))
 
 
 SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, devices, shards,
-                                     fatal, overhead, settings, merge_checks)}
+                                     fatal, overhead, settings, merge_checks, startup)}
 
 
 def main():

@@ -48,6 +48,27 @@ CLI::Validator number_in(double lo, bool lo_inclusive, double hi) {
       "NUMBER in " + text);
 }
 
+CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        std::uint64_t v = 0;
+        if (!parse_uint64(value, v) || v < lo || v > hi)
+          return "expected an integer in " + range + ", got '" + value + "'";
+        value = std::to_string(v);
+        return "";
+      },
+      "INTEGER in " + range);
+}
+
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        return value.empty() ? "expected a value, got ''" : "";
+      },
+      "");
+}
+
 void add_timing_flags(CLI::App* cmd, Overrides& o) {
   const auto names = [](const auto& values) {
     std::vector<std::string> v;
@@ -59,9 +80,9 @@ void add_timing_flags(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--l2-flush", o.l2_flush, "How cold mode empties L2 (settings.l2_flush)")
       ->check(CLI::IsMember(names(all_values<L2Flush>())));
   cmd->add_option("--warmup", o.warmup, "Untimed samples before sampling (settings.warmup)")
-      ->check(CLI::Range(1, kMaxWarmup));
+      ->transform(integer_in(1, kMaxWarmup));
   cmd->add_option("--min-samples", o.min_samples, "Timed samples, at least (settings.min_samples)")
-      ->check(CLI::Range(1, kMaxMinSamples));
+      ->transform(integer_in(1, kMaxMinSamples));
   cmd->add_option("--min-time", o.min_time_s,
                   "Seconds of timed windows, at least (settings.min_time_s)")
       ->check(number_in(0, true, kMaxTimeoutS));
@@ -73,7 +94,7 @@ void add_timing_flags(CLI::App* cmd, Overrides& o) {
       ->check(number_in(0, false, kMaxTimeoutS));
   cmd->add_option("--launches-per-sample", o.launches_per_sample,
                   "Launches per timed window in hot and graph modes (settings.launches_per_sample)")
-      ->check(CLI::Range(1, kMaxLaunchesPerSample));
+      ->transform(integer_in(1, kMaxLaunchesPerSample));
 }
 
 void add_rotation_flags(CLI::App* cmd, Overrides& o) {

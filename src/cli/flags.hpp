@@ -26,6 +26,14 @@ void apply(const Overrides& o, RunSettings& s);
 // A number in (lo, hi], or [lo, hi] when `lo_inclusive`; CLI11 prefixes the flag's name.
 CLI::Validator number_in(double lo, bool lo_inclusive, double hi);
 
+// An integer flag read as its YAML key is (YAML 1.2 core schema: "010" is 10, "0x10" 16, "0o10"
+// 8), in [lo, hi], and handed on as decimal; anything else (overflow included) is refused, CLI11
+// prefixing the flag's name.
+CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi);
+
+// A flag whose value may not be empty: `--devices ''` is refused, not taken as absent.
+CLI::Validator non_empty();
+
 // The timing flags of `run`, `flush-study` and `bounds`; each is range-checked here so that a
 // nonsense value is refused with the flag named, as the YAML keys are.
 void add_timing_flags(CLI::App* cmd, Overrides& o);

@@ -140,20 +140,13 @@ std::vector<std::string> worker_devices(const std::string& spec) {
     if (count == 0) throw NoDeviceError("no CUDA device: --devices all found none");
     for (int i = 0; i < count; ++i) ordinals.push_back(static_cast<std::size_t>(i));
   } else {
-    std::stringstream in(spec);
-    for (std::string item; std::getline(in, item, ',');) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
-          item.size() > 4)
-        throw std::invalid_argument("--devices: expected all or device numbers like 0,2,5, got '" +
-                                    spec + "'");
-      const std::size_t d = std::stoul(item);
-      // A stand-in worker (KVBENCH_WORKER, for tests) needs no device here.
-      const char* stand_in = std::getenv("KVBENCH_WORKER");
+    ordinals = parse_device_list(spec);  // every item read before any device is looked for
+    // A stand-in worker (KVBENCH_WORKER, for tests) needs no device here.
+    const char* stand_in = std::getenv("KVBENCH_WORKER");
+    for (std::size_t d : ordinals)
       if (d >= static_cast<std::size_t>(count) && !(stand_in && *stand_in))
-        throw NoDeviceError("--devices " + spec + ": no device " + item + " (" +
+        throw NoDeviceError("--devices " + spec + ": no device " + std::to_string(d) + " (" +
                             std::to_string(count) + " visible)");
-      ordinals.push_back(d);
-    }
   }
   std::vector<std::string> out;
   for (std::size_t d : ordinals) out.push_back(d < visible.size() ? visible[d] : std::to_string(d));

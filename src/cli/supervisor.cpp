@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -152,6 +153,12 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
   for (std::size_t i = 0; i < workers.size(); ++i) workers[i].device = options.devices[i];
   std::deque<std::size_t> pending(cases.begin(), cases.end());
   const auto timeout = std::chrono::duration<double>(options.case_timeout_s);
+  const double start_s = std::max(options.start_timeout_s, options.case_timeout_s);
+  const auto start_timeout = std::chrono::duration<double>(start_s);
+  const auto limit = [&](const Worker& w) {
+    return std::chrono::duration_cast<Clock::duration>(w.state == State::starting ? start_timeout
+                                                                                  : timeout);
+  };
 
   auto kill_all = [&] {
     for (Worker& w : workers)
@@ -259,7 +266,7 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
         owner.push_back(i);
         if (w.state == State::busy || w.state == State::starting) {
           const auto left =
-              std::chrono::duration_cast<std::chrono::milliseconds>(w.since + timeout - now)
+              std::chrono::duration_cast<std::chrono::milliseconds>(w.since + limit(w) - now)
                   .count();
           const int ms =
               static_cast<int>(std::max<long long>(0, std::min<long long>(left + 1, 1 << 30)));
@@ -294,10 +301,14 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
       const auto later = Clock::now();
       for (std::size_t i = 0; i < workers.size(); ++i) {
         Worker& w = workers[i];
-        if ((w.state == State::busy || w.state == State::starting) && later - w.since > timeout) {
-          char why[96];
-          std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)",
-                        options.case_timeout_s);
+        if ((w.state == State::busy || w.state == State::starting) && later - w.since > limit(w)) {
+          char why[128];
+          if (w.state == State::starting)
+            std::snprintf(why, sizeof why,
+                          "not ready after %g s (launch floor and calibration; hung?)", start_s);
+          else
+            std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)",
+                          options.case_timeout_s);
           ended(i, why);
         }
       }

@@ -28,6 +28,9 @@ struct SupervisorOptions {
   // Workers with equal values share a GPU: they are never busy at the same time.
   std::vector<std::string> devices;
   double case_timeout_s = 900;  // a busy worker silent this long is killed (hung case)
+  // A starting worker (launch floor, calibration) has its own limit, not --case-timeout's: the
+  // longer of this and case_timeout_s.
+  double start_timeout_s = 900;
 };
 
 // What became of one case.

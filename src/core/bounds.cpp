@@ -1,6 +1,8 @@
 #include "core/bounds.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 #include <stdexcept>
 
 #include "core/checked.hpp"
@@ -64,6 +66,16 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
                            heads = axis("num_heads"), dim = axis("head_dim"),
                            rope = axis("rope_dim"), out = axis("out_dtype"),
                            var = axis("variant");
+  if (!variant.empty() && std::none_of(t.rows.begin(), t.rows.end(), [&](const ResultRow& r) {
+        return r.axes[var] == variant;
+      })) {
+    std::set<std::string> there;
+    for (const ResultRow& r : t.rows) there.insert(r.axes[var]);
+    std::string names;
+    for (const std::string& v : there) names += (names.empty() ? "" : ", ") + v;
+    throw ResultCsvError("--variant " + variant + ": no row of " + t.path + " has it (" +
+                         (names.empty() ? "no rows" : "variants there: " + names) + ")");
+  }
   std::vector<BoundCase> cases;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const ResultRow& r = t.rows[i];

@@ -28,7 +28,7 @@ Case case_of(const ResultTable& t, const ResultRow& r);
 // written bytes are the output elements (concat: T*H*(NOPE+ROPE); cache write: written tokens
 // * 2*H*D) times the output dtype's size; the rest of `bytes` is read. Throws ResultCsvError
 // naming FILE:LINE for a selected row without bytes or written_tokens, or whose split is
-// negative.
+// negative, and naming --variant when no row has that variant (a misspelt name goes no further).
 std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
                                    const std::string& variant = "");
 

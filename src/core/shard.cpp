@@ -79,6 +79,23 @@ Shard parse_shard(const std::string& text, const std::function<const char*(const
   return s;
 }
 
+std::vector<std::size_t> parse_device_list(const std::string& spec) {
+  std::vector<std::size_t> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = spec.find(',', start);
+    const std::string item =
+        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty() || item.size() > 4 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--devices: expected all or device numbers like 0,2,5, got '" +
+                                  spec + "'");
+    out.push_back(std::stoul(item));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 std::vector<std::size_t> shard_cases(const std::vector<std::size_t>& indices, const Shard& s) {
   std::vector<std::size_t> out;
   for (std::size_t i : indices)

@@ -27,6 +27,10 @@ struct Shard {
 // variable.
 Shard parse_shard(const std::string& text, const std::function<const char*(const char*)>& getenv);
 
+// --devices' list, "0,2,5": device numbers of up to four digits, every item checked before any
+// is used. Throws std::invalid_argument naming --devices and the whole value.
+std::vector<std::size_t> parse_device_list(const std::string& spec);
+
 // The case indices of `indices` that shard `s` holds, in order.
 std::vector<std::size_t> shard_cases(const std::vector<std::size_t>& indices, const Shard& s);
 

@@ -510,11 +510,10 @@ int parse_rotate(const std::string& text) {
   if (text == "auto") return kRotateAuto;
   const std::string expected = "expected auto or an integer in [1, " +
                                std::to_string(kMaxBufferSets) + "], got '" + text + "'";
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw std::invalid_argument(expected);
-  const int n = std::stoi(text);
-  if (n < 1 || n > kMaxBufferSets) throw std::invalid_argument(expected);
-  return n;
+  // A YAML 1.2 integer, as every integer setting: "0x10" is 16, "010" is 10.
+  std::int64_t n = 0;
+  if (!parse_int64(text, n) || n < 1 || n > kMaxBufferSets) throw std::invalid_argument(expected);
+  return static_cast<int>(n);
 }
 
 std::string rotate_text(int rotate) {

@@ -11,6 +11,7 @@ STANDIN_PLAN: what to do at some case indices, e.g. "3=crash,5=hang,7=kill,9=fau
   exit: exit 3 without a row.
 STANDIN_DELAY: seconds to spend on each case (for signal tests).
 STANDIN_FATAL: report `fatal 4 <text>` instead of `ready`.
+STANDIN_START_DELAY: seconds to wait before `ready` (a slow launch floor or calibration).
 STANDIN_ARGS: a file to write the worker's arguments to, one per line.
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
@@ -39,6 +40,7 @@ def main():
         index, action = item.split("=")
         plan[int(index)] = action
     delay = float(os.environ.get("STANDIN_DELAY", "0"))
+    time.sleep(float(os.environ.get("STANDIN_START_DELAY", "0")))
     device = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     name, uuid = "Stand-in GPU", "GPU-00000000-0000-0000-0000-00000000000" + (device[-1:] or "0")
     print("ready " + json.dumps({"device": {"name": name, "uuid": uuid},
