@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reference/fp8.hpp"
+#include "reference/slots.hpp"
 
 // The scaled cache write is defined as a correctly rounded fp32 division, and Eigen's fp16
 // conversion rounds subnormals with an fp32 addition; fast-math (reciprocal division, FTZ/DAZ)
@@ -178,23 +179,11 @@ void for_tokens(std::int64_t n, std::int64_t elements, const Body& body) {
   for (auto& t : threads) t.join();
 }
 
-// SPEC §2 steps 1-3: the physical slot of token t, or -1 to skip it. Padding is tested before
-// the SWA lookup, so slot -1 never indexes the table.
+// SPEC §2 steps 1-3 (reference/slots.hpp).
 std::int64_t physical_slot(const CacheWriteProblem& p, std::int64_t t) {
-  std::int64_t s = p.slot_mapping[t];
-  if (s < 0) return -1;
-  if (p.swa_slot_mapping != nullptr) {
-    if (s >= p.swa_size)
-      throw std::out_of_range("reshape_and_cache_flash: SWA index " + std::to_string(s) +
-                              " >= " + std::to_string(p.swa_size));
-    s = p.swa_slot_mapping[s];
-    if (s < 0) return -1;
-  }
-  if (s == p.skip_slot) return -1;
-  if (s >= p.num_blocks * p.block_size)
-    throw std::out_of_range("reshape_and_cache_flash: slot " + std::to_string(s) +
-                            " >= " + std::to_string(p.num_blocks * p.block_size));
-  return s;
+  return detail::physical_slot({p.slot_mapping, p.swa_slot_mapping, p.swa_size, p.skip_slot,
+                                p.num_blocks * p.block_size, "reshape_and_cache_flash"},
+                               t);
 }
 
 template <class In, class Out>
