@@ -141,6 +141,10 @@ void concat_and_cache_mla(const MlaCacheProblem& p) {
     throw std::invalid_argument(std::string(what) + ": entry stride " +
                                 std::to_string(p.entry_stride) + " or block stride " +
                                 std::to_string(p.block_stride) + " below the dense extent");
+  if (ds && (p.entry_stride % 16 != 0 || p.block_stride % 16 != 0))
+    throw std::invalid_argument(std::string(what) + ": fp8_ds_mla strides " +
+                                std::to_string(p.entry_stride) + " and " +
+                                std::to_string(p.block_stride) + " must be multiples of 16 bytes");
   const std::size_t cache_size = ds ? 1 : size_of(p.cache_dtype);
   const detail::SlotMap slots{p.slot_mapping, nullptr, 0, -1, p.num_blocks * p.block_size, what};
 

@@ -77,7 +77,8 @@ struct MlaCacheProblem {
 };
 
 // Writes the entry of every token whose slot is not negative; touches nothing else. Throws
-// std::invalid_argument for sizes or dtypes the layout does not take, std::out_of_range for a
+// std::invalid_argument for sizes, strides or dtypes the layout does not take (fp8_ds_mla: L =
+// 512, R = 64, strides multiples of 16 bytes, no scale), std::out_of_range for a
 // slot >= NB * BS. Assumes the rest was validated (distinct slots, a positive finite scale).
 void concat_and_cache_mla(const MlaCacheProblem& p);
 

@@ -963,6 +963,13 @@ TEST(ConcatAndCacheMla, BadInputThrows) {
   q.entry_stride = 648;
   EXPECT_THROW(concat_and_cache_mla(q), std::invalid_argument);
   q = p;
+  q.entry_stride = 664;  // above 656 but not a multiple of 16
+  q.block_stride = 2 * 664;
+  EXPECT_THROW(concat_and_cache_mla(q), std::invalid_argument);
+  q = p;
+  q.block_stride = 2 * 656 + 8;
+  EXPECT_THROW(concat_and_cache_mla(q), std::invalid_argument);
+  q = p;
   q.in_dtype = DType::f32;
   EXPECT_THROW(concat_and_cache_mla(q), std::invalid_argument);
   const float one = 1.0f;
