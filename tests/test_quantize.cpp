@@ -97,27 +97,30 @@ double round_quotient_f32(std::uint64_t num, std::uint64_t den, int exp) {
                                                     : result;
 }
 
-// The 127 finite non-negative e4m3 values, code c at index c, and the midpoints between them.
-struct E4m3Table {
-  std::array<double, 127> value{};
-  std::array<double, 126> mid{};
-  E4m3Table() {
-    for (int c = 0; c < 127; ++c) {
-      const int e = c >> 3, m = c & 7;
-      value[c] = e == 0 ? std::ldexp(m, -9) : std::ldexp(8 + m, e - 10);
+// The finite non-negative values of an fp8 format, code c at index c (codes 0 to max_code), and
+// the midpoints between neighbours.
+struct Fp8Table {
+  std::vector<double> value, mid;
+  Fp8Table(int man_bits, int bias, int max_code) {
+    for (int c = 0; c <= max_code; ++c) {
+      const int e = c >> man_bits, m = c & ((1 << man_bits) - 1);
+      value.push_back(e == 0 ? std::ldexp(m, 1 - bias - man_bits)
+                             : std::ldexp((1 << man_bits) + m, e - bias - man_bits));
     }
-    for (int c = 0; c < 126; ++c) mid[c] = (value[c] + value[c + 1]) / 2;  // exact in double
+    for (int c = 0; c < max_code; ++c) mid.push_back((value[c] + value[c + 1]) / 2);  // exact
+  }
+  // The code nearest to v >= 0 (a tie goes to the even code; beyond the maximum, the maximum).
+  std::uint8_t search(double v) const {
+    const auto it = std::lower_bound(mid.begin(), mid.end(), v);
+    const auto c = static_cast<std::size_t>(it - mid.begin());  // first midpoint >= v
+    if (c < mid.size() && v == mid[c]) return static_cast<std::uint8_t>(c % 2 == 0 ? c : c + 1);
+    return static_cast<std::uint8_t>(c);
   }
 };
-const E4m3Table kE4m3;
+const Fp8Table kE4m3(3, 7, 0x7E);   // max 448
+const Fp8Table kE5m2(2, 15, 0x7B);  // max 57344
 
-// The e4m3 code nearest to v >= 0 (a tie goes to the even code; beyond 448 it is 448).
-std::uint8_t e4m3_by_search(double v) {
-  const auto it = std::lower_bound(kE4m3.mid.begin(), kE4m3.mid.end(), v);
-  const int c = static_cast<int>(it - kE4m3.mid.begin());  // first midpoint >= v
-  if (c < 126 && v == kE4m3.mid[c]) return static_cast<std::uint8_t>(c % 2 == 0 ? c : c + 1);
-  return static_cast<std::uint8_t>(c);
-}
+std::uint8_t e4m3_by_search(double v) { return kE4m3.search(v); }
 
 const double kFltMin = std::ldexp(1.0, -126);
 const double kInf = std::numeric_limits<double>::infinity();
@@ -343,6 +346,12 @@ TEST(QuantizeOracle, AgreesWithHandValues) {
   EXPECT_EQ(e4m3_by_search(1.1875), 0x3A);  // tie to even
   EXPECT_EQ(e4m3_by_search(std::ldexp(1.0, -10)), 0x00);
   EXPECT_EQ(e4m3_by_search(std::ldexp(3.0, -10)), 0x02);
+  EXPECT_EQ(kE5m2.search(57344), 0x7B);
+  EXPECT_EQ(kE5m2.search(1e9), 0x7B);
+  EXPECT_EQ(kE5m2.search(1.0), 0x3C);
+  EXPECT_EQ(kE5m2.search(1.125), 0x3C);  // tie to even
+  EXPECT_EQ(kE5m2.search(std::ldexp(1.0, -16)), 0x01);
+  EXPECT_EQ(kE5m2.search(std::ldexp(1.0, -17)), 0x00);
   EXPECT_EQ(oracle_to_bf16(DType::f16, 0x3C04), 0x3F80);  // 1 + 2^-8: tie, down to even
   EXPECT_EQ(oracle_to_bf16(DType::f16, 0x3C0C), 0x3F82);  // 1 + 3 * 2^-8: tie, up to even
   EXPECT_EQ(oracle_to_bf16(DType::f16, 0x7BFF), 0x4780);  // 65504 -> 65536
@@ -857,6 +866,89 @@ TEST(ConcatAndCacheMla, Fp8DsMlaWritesEntriesAtTheirSlots) {
     const auto bad = mismatches(cache.data(), want);
     EXPECT_TRUE(bad.empty()) << to_string(rule) << ": " << describe(bad);
   }
+}
+
+// The plain layout's per-tensor fp8 quantizer: every pattern, in kv_c and in k_pe, through
+// concat_and_cache_mla into e4m3 and e5m2 caches, against the oracle's x / s.
+TEST(ConcatAndCacheMla, EveryPatternThroughAPerTensorFp8Cache) {
+  const std::int64_t L = 512, R = 64, T = (65536 + L + R - 1) / (L + R);
+  std::vector<std::uint16_t> kv_c(T * L), k_pe(T * R);
+  std::vector<std::int64_t> slots(T);
+  for (std::int64_t t = 0; t < T; ++t) {
+    slots[t] = T - 1 - t;
+    for (std::int64_t j = 0; j < L + R; ++j) {
+      const auto p = static_cast<std::uint16_t>((t * (L + R) + j) % 65536);
+      (j < L ? kv_c[t * L + j] : k_pe[t * R + j - L]) = p;
+    }
+  }
+  for (DType in : kInputs)
+    for (DType cache_dtype : {DType::fp8_e4m3, DType::fp8_e5m2})
+      for (float scale : {1.0f, 0.75f, 1.0f / 3.0f, std::ldexp(1.0f, -10), 300.0f}) {
+        std::vector<std::uint8_t> cache(static_cast<std::size_t>(T * (L + R)));
+        MlaCacheProblem p{in,
+                          MlaCacheLayout::plain,
+                          cache_dtype,
+                          TileScaleRule::raw,
+                          T,
+                          L,
+                          R,
+                          1,
+                          T,
+                          kv_c.data(),
+                          k_pe.data(),
+                          L,
+                          R,
+                          slots.data(),
+                          cache.data(),
+                          L + R,
+                          L + R,
+                          &scale};
+        concat_and_cache_mla(p);
+        const Fp8Table& table = cache_dtype == DType::fp8_e4m3 ? kE4m3 : kE5m2;
+        const std::uint8_t max_code = cache_dtype == DType::fp8_e4m3 ? 0x7E : 0x7B;
+        const Exact s = decode32(scale);
+        int failures = 0;
+        for (std::int64_t t = 0; t < T && failures < 10; ++t)
+          for (std::int64_t j = 0; j < L + R; ++j) {
+            const std::uint16_t b = j < L ? kv_c[t * L + j] : k_pe[t * R + j - L];
+            const Exact v = decode16(in, b);
+            const std::uint8_t sign = v.neg ? 0x80 : 0x00;
+            std::uint8_t want;
+            if (v.kind == Exact::nan) {
+              want = 0x7F;
+            } else if (v.kind == Exact::inf) {
+              want = sign | max_code;  // saturating
+            } else if (v.mant == 0) {
+              want = sign;
+            } else {
+              want = sign | table.search(round_quotient_f32(v.mant, s.mant, v.exp - s.exp));
+            }
+            const std::uint8_t got = cache[static_cast<std::size_t>(slots[t] * (L + R) + j)];
+            if (got != want && ++failures <= 10)
+              ADD_FAILURE() << to_string(in) << " -> " << to_string(cache_dtype) << " / " << scale
+                            << ": pattern 0x" << std::hex << b << " gave 0x" << int{got}
+                            << ", want 0x" << int{want};
+          }
+      }
+}
+
+// SPEC.md §6: under pow2 a kernel may multiply by 1 / s, since s is a power of two.
+TEST(QuantizeProperties, Pow2DivisionEqualsReciprocalMultiplication) {
+  for (DType in : kInputs)
+    for (int k : {-13, -7, 0, 5, 8, 64, 120}) {
+      const float s = std::ldexp(1.0f, k), inv = std::ldexp(1.0f, -k);
+      for (std::uint32_t p = 0; p < 65536; ++p) {
+        const auto bits = static_cast<std::uint16_t>(p);
+        std::uint8_t divided = 0, multiplied = 0;
+        quantize_e4m3(in, &bits, 1, s, &divided);
+        float x = 0;
+        convert(in, &bits, DType::f32, &x);
+        const float product = x * inv;
+        convert(DType::f32, &product, DType::fp8_e4m3, &multiplied);
+        ASSERT_EQ(divided, multiplied)
+            << to_string(in) << " 0x" << std::hex << p << " 2^" << std::dec << k;
+      }
+    }
 }
 
 TEST(ConcatAndCacheMla, PlainCachesCastAndScaleBothParts) {
