@@ -1130,6 +1130,53 @@ TEST(ReshapeAndCacheFlashPerTokenHead, RowsAndScalesAtTheirOffsets) {
     }
 }
 
+// vLLM's cache for this mode is one tensor [NB, 2, BS, H, D + 4]: K and V interleaved per
+// block, which is two caches with a doubled block stride.
+TEST(ReshapeAndCacheFlashPerTokenHead, VllmInterleavedKvBlocks) {
+  const std::int64_t T = 3, H = 2, D = 16, BS = 4, NB = 2, row = D + 4, half = BS * H * row;
+  std::vector<std::uint16_t> key(T * H * D), value(T * H * D);
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    key[i] = static_cast<std::uint16_t>(0x4100 + 3 * i);
+    value[i] = static_cast<std::uint16_t>(0x3A00 + 11 * i);
+  }
+  const std::vector<std::int64_t> slots = {6, 1, -1};
+  std::vector<std::uint8_t> cache(NB * 2 * half, kCanaryByte);
+  TokenHeadCacheProblem p{DType::f16,
+                          T,
+                          H,
+                          D,
+                          BS,
+                          NB,
+                          key.data(),
+                          value.data(),
+                          H * D,
+                          D,
+                          H * D,
+                          D,
+                          slots.data(),
+                          nullptr,
+                          0,
+                          -1,
+                          Layout::nhd,
+                          cache.data(),
+                          cache.data() + half,
+                          2 * half};
+  reshape_and_cache_flash_per_token_head(p);
+  std::vector<std::uint8_t> want(cache.size(), kCanaryByte);
+  for (std::int64_t t = 0; t < 2; ++t) {
+    const std::int64_t b = slots[t] / BS, o = slots[t] % BS;
+    for (std::int64_t kv = 0; kv < 2; ++kv)
+      for (std::int64_t h = 0; h < H; ++h) {
+        const auto& src = kv == 0 ? key : value;
+        const Bits x(src.begin() + (t * H + h) * D, src.begin() + (t * H + h + 1) * D);
+        const auto r = oracle_token_head_row(DType::f16, x);
+        std::copy(r.begin(), r.end(), want.begin() + ((b * 2 + kv) * BS + o) * H * row + h * row);
+      }
+  }
+  const auto bad = mismatches(cache.data(), want);
+  EXPECT_TRUE(bad.empty()) << describe(bad);
+}
+
 TEST(ReshapeAndCacheFlashPerTokenHead, BadInputThrows) {
   std::vector<std::uint16_t> key(6), value(6);
   std::vector<std::uint8_t> kc(64), vc(64);
