@@ -419,7 +419,8 @@ INSTANTIATE_TEST_SUITE_P(Rows, EveryPatternTokenHead, ::testing::Values(DType::b
                          });
 
 // Under raw, a tile's amax lands on 448 exactly (no saturation needed), unless the FLT_MIN floor
-// holds; under pow2 every scale is a power of two no smaller than 2^-13.
+// holds; under pow2 every scale is a power of two no smaller than 2^-13 and the quotients stay
+// within 448.
 TEST(QuantizeProperties, RawAmaxMapsTo448AndPow2IsAPowerOfTwo) {
   for (DType in : kInputs)
     for (std::uint32_t p = 1; p < 0x8000; ++p) {
@@ -431,7 +432,12 @@ TEST(QuantizeProperties, RawAmaxMapsTo448AndPow2IsAPowerOfTwo) {
       if (raw > std::numeric_limits<float>::min()) {
         ASSERT_EQ(code, 0x7E) << to_string(in) << " 0x" << std::hex << p;
       }
+      // The largest quotient in any tile is its amax's: at most one ulp above 448 (SPEC §6).
+      const float amax = abs_max(in, &bits, 1);
+      ASSERT_LE(amax / raw, std::nextafter(448.0f, 1e9f))
+          << to_string(in) << " 0x" << std::hex << p;
       const float pow2 = quantize_tile(TileScaleRule::pow2, in, &bits, 1, &code);
+      ASSERT_LE(amax / pow2, 448.0f) << to_string(in) << " 0x" << std::hex << p;
       int e;
       ASSERT_EQ(std::frexp(pow2, &e), 0.5f) << to_string(in) << " 0x" << std::hex << p;
       ASSERT_GE(e - 1, -13);
