@@ -266,6 +266,26 @@ TEST(Sidecar, EveryKeyReadIsChecked) {
   EXPECT_THROW(device_identity("{\"device\": {\"uuid\": 7}}"), SidecarError);
 }
 
+// Hot inputs (and the L2 flush of two cold runs) shape a timing but are not in the rows.
+TEST(Sidecar, TimingContextFromBothSidecars) {
+  using J = nlohmann::json;
+  const std::string s = sidecar(1, "", "u");
+  const std::string hot = edited(s, [](J& j) { j["settings"]["hot_inputs"] = true; });
+  EXPECT_EQ(timing_context_mismatch(s, "b.json", s, "c.json"), "");
+  EXPECT_EQ(timing_context_mismatch(s, "b.json", hot, "c.json"),
+            "c.json: settings.hot_inputs is true, b.json's is false");
+  const auto cold = [&](const char* flush) {
+    return edited(s, [flush](J& j) {
+      j["settings"]["mode"] = "cold";
+      j["settings"]["l2_flush"] = flush;
+    });
+  };
+  EXPECT_EQ(timing_context_mismatch(cold("read"), "b.json", cold("memset"), "c.json"),
+            "c.json: settings.l2_flush is \"memset\", b.json's is \"read\"");
+  // Not a sidecar kvbench reads: nothing to say (the rows' columns still are compared).
+  EXPECT_EQ(timing_context_mismatch("{}", "b.json", hot, "c.json"), "");
+}
+
 TEST(Sidecar, ShardsOfOtherSettingsAreNotMerged) {
   const ShardRecord a = read_shard_record(sidecar(1, "0/2", "u"), "a.json");
   EXPECT_EQ(

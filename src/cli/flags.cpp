@@ -1,5 +1,7 @@
 #include "cli/flags.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include "core/file_io.hpp"
 #include "core/gate.hpp"
 #include "core/outputs.hpp"
+#include "core/sidecar.hpp"
 
 namespace kvbench::cli {
 
@@ -139,11 +142,31 @@ void check_stdout() {
     throw std::runtime_error("cannot write standard output");
 }
 
+namespace {
+
+// A regular file's text; "" for anything else (a missing file, a FIFO, a device).
+std::string regular_file_text(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  return read_file(path);
+}
+
+}  // namespace
+
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
   const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
   check_outputs({{"--junit", flags.junit}},
                 {{"the baseline", flags.baseline}, {"the current CSV", current_path}});
   const ResultTable current = read_results(current_path);
+  // How the runs were timed beyond the rows' columns (hot inputs), when both have a sidecar.
+  if (const std::string b = regular_file_text(flags.baseline + ".json"),
+      c = regular_file_text(current_path + ".json");
+      !b.empty() && !c.empty())
+    if (const std::string why =
+            timing_context_mismatch(b, flags.baseline + ".json", c, current_path + ".json");
+        !why.empty())
+      throw GateError("timing mismatch: " + why +
+                      "; runs timed differently are not compared (docs/gate.md)");
   const GateReport report = run_gate(baseline, current, opt);
   markdown_report(report, std::cout);
   check_stdout();

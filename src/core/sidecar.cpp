@@ -263,6 +263,34 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
   return "";
 }
 
+std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
+                                    const std::string& cur_text, const std::string& cur_path) {
+  J b, c;
+  try {
+    b = checked(base_text, base_path);
+    c = checked(cur_text, cur_path);
+  } catch (const SidecarError&) {
+    return "";
+  }
+  const J& bs = b.at("settings");
+  const J& cs = c.at("settings");
+  const J nul;
+  const auto setting = [&nul](const J& s, const char* key) -> const J& {
+    const J* v = member(s, key);
+    return v ? *v : nul;
+  };
+  std::vector<const char*> keys = {"hot_inputs"};
+  if (setting(bs, "mode") == "cold" && setting(cs, "mode") == "cold") keys.push_back("l2_flush");
+  for (const char* key : keys) {
+    const J& x = setting(bs, key);
+    const J& y = setting(cs, key);
+    if (x != y)
+      return cur_path + ": settings." + key + " is " + shown(y) + ", " + base_path + "'s is " +
+             shown(x);
+  }
+  return "";
+}
+
 std::string merge_sidecars(const std::vector<std::string>& texts,
                            const std::vector<std::string>& paths, const std::string& csv_path,
                            std::size_t cases_expected) {

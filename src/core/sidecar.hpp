@@ -59,6 +59,14 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
 std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, const ShardRecord& b,
                            const std::string& b_path);
 
+// What shapes a timing beyond a row's `mode` and `buffer_sets` columns, from two runs'
+// sidecars: settings.hot_inputs, and settings.l2_flush when both ran in cold mode. "" when they
+// agree, or when either text is not a sidecar that passes check_sidecar (the gate then has the
+// rows' columns only); else one line naming the key and both values, e.g. "cur.csv.json:
+// settings.hot_inputs is true, base.csv.json's is false".
+std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
+                                    const std::string& cur_text, const std::string& cur_path);
+
 // The merged sidecar: the first shard's, with `csv` set to `csv_path`, every shard's devices
 // (one entry per device UUID and host), cases counted over all shards, the earliest start and
 // the latest finish, `interrupted` if any shard was, and the shard files under "merged_from".
