@@ -231,8 +231,8 @@ TEST(Gate, RowsTimedDifferentlyAreRefused) {
   auto no_mode = one;
   no_mode.mode = Text();
   EXPECT_EQ(only_verdict(run_gate(base, table({no_mode}), {})), Verdict::same);
-  // The inputs: 61 cold sets at 3x against one graph set; one set 20% slower than a
-  // 61-set baseline (judged `faster` before).
+  // 61 cold sets at 3x against one graph set, and one set 20% slower than a 61-set baseline
+  // (which the band alone would call `faster`): both refused.
   const ResultTable one_set = read_results(kData + "baseline.csv");
   const ResultTable cold_sets = read_results(kData + "cold_61_sets.csv");
   const ResultTable rotated = read_results(kData + "rotated_baseline.csv");
