@@ -5,32 +5,20 @@
 
 #include <vector>
 
-#include "core/case.hpp"
+#include "support.hpp"
 
 namespace kvbench {
 
 // k: 90000 * 128 * 192 = 2.21e9 elements, bf16 -> bf16.
 inline Case offsets64_concat_case() {
-  Case c;
-  c.kernel = Kernel::concat_mla_k;
-  c.num_tokens = 90000;
-  c.num_heads = 128;
-  c.head_dim = 128;
-  c.rope_dim = 64;
-  c.strides = StrideMode::contiguous;
-  return c;
+  return testing_support::concat_case(90000, 128, 128, 64, StrideMode::contiguous);
 }
 
 // Each cache ~1.03 * 2^31 elements, bf16 -> bf16, padded slots. 24 heads: 6 KB slots, which the
 // optimized variant writes in token order (8 KB slots would take the slot-order path).
 inline Case offsets64_cache_case() {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = 640000;
-  c.num_heads = 24;
-  c.head_dim = 128;
-  c.block_size = 16;
-  c.slots = SlotPattern::padded;
+  Case c = testing_support::cache_case(640000, 24, 128, 16);
+  testing_support::cache_params(c).slots = SlotPattern::padded;
   return c;
 }
 

@@ -60,11 +60,7 @@ TEST(Compare, CountsEveryDifferenceAndReportsTheFirst) {
 Case cache_case(std::int64_t T) { return testing_support::cache_case(T, 8, 128); }
 
 TEST(Bytes, FollowSpecSection4) {
-  Case c;  // DeepSeek concat, bf16 -> bf16
-  c.num_tokens = 2;
-  c.num_heads = 128;
-  c.head_dim = 128;
-  c.rope_dim = 64;
+  Case c = testing_support::concat_case(2, 128, 128, 64);  // DeepSeek concat, bf16 -> bf16
   EXPECT_EQ(concat_bytes(c), 2 * 128 * 128 * 2 + 2 * 64 * 2 + 2 * 128 * 192 * 2);
   c.in_dtype = DType::f32;
   c.out_dtype = DType::fp8_e4m3;
@@ -81,8 +77,8 @@ TEST(Geometry, LayoutsAndInterleavedCaches) {
   EXPECT_EQ(g.block_stride, 16 * 8 * 128);
   EXPECT_GE(g.num_slots, 100 + 12);
   EXPECT_EQ(g.value_cache_offset, g.num_blocks * g.block_stride);
-  c.layout = Layout::hnd;
-  c.kv_interleaved = true;
+  testing_support::cache_params(c).layout = Layout::hnd;
+  testing_support::cache_params(c).kv_interleaved = true;
   g = cache_geometry(c);
   EXPECT_EQ(g.slot_stride, 128);
   EXPECT_EQ(g.head_stride, 16 * 128);
@@ -90,10 +86,8 @@ TEST(Geometry, LayoutsAndInterleavedCaches) {
   EXPECT_EQ(g.value_cache_offset, 16 * 8 * 128);
   EXPECT_EQ(g.cache_elems, 2 * g.num_blocks * 16 * 8 * 128);
 
-  Case k;
-  k.num_tokens = 3;
-  k.rope_dim = 64;
-  k.strides = StrideMode::sglang;
+  // NOPE 128, ROPE 64, one head.
+  const Case k = testing_support::concat_case(3, 1, 128, 64, StrideMode::sglang);
   const ConcatGeometry cg = concat_geometry(k);
   EXPECT_EQ(cg.nope_s1, 256);  // view of kv_b_proj's [T, H, NOPE + V]
   EXPECT_EQ(cg.rope_s0, 576);  // view of the 576-wide latent
@@ -120,8 +114,8 @@ TEST(Slots, EveryPatternIsValidAndDistinct) {
   for (auto pattern : all_values<SlotPattern>()) {
     for (bool swa : {false, true}) {
       Case c = cache_case(1000);
-      c.slots = pattern;
-      c.swa = swa;
+      testing_support::cache_params(c).slots = pattern;
+      testing_support::cache_params(c).swa = swa;
       const CacheGeometry g = cache_geometry(c);
       const SlotData s = make_slots(c, g, 9);
       SCOPED_TRACE(std::string(to_string(pattern)) + (swa ? " swa" : ""));

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/csv.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
@@ -43,11 +44,8 @@ std::vector<std::string> split(const std::string& line) {
 
 Row passed_row() {
   Row r;
-  r.c.kernel = Kernel::cache_write;
+  r.c = testing_support::cache_case(128, 8, 128);
   r.c.sweep = "llama";
-  r.c.num_tokens = 128;
-  r.c.num_heads = 8;
-  r.c.head_dim = 128;
   r.status = Status::passed;
   r.written_tokens = 128;
   r.bytes = 1024;

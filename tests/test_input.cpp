@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/support.hpp"
 #include "core/case.hpp"
 #include "core/checked.hpp"
 #include "core/file_io.hpp"
@@ -149,9 +150,7 @@ TEST(InputYaml, SizeProductsOverflowingAreRefused) {
                          big + ", num_heads: " + big + ", nope_dim: " + big + "}\n")
                 .find("overflows 64 bits"),
             std::string::npos);
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = c.num_heads = c.head_dim = 2147483647;
+  const Case c = testing_support::cache_case(2147483647, 2147483647, 2147483647);
   EXPECT_THROW(cache_geometry(c), SizeOverflow);
   EXPECT_THROW(check_sizes(c), SizeOverflow);
 }

@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "core/launch_args.hpp"
 #include "core/sweep.hpp"
 #include "offsets64_cases.hpp"
+#include "ops/cache_write/launch.hpp"
+#include "ops/concat_mla_k/launch.hpp"
+#include "ops/launch.hpp"
 
 namespace kvbench {
 namespace {
@@ -106,17 +108,14 @@ std::set<std::string> cache_grid_keys(const DeviceProps& d) {
                 for (const std::int64_t D : {128, 80, 36, 7})
                   for (const bool hnd : {false, true})
                     for (const bool big : {false, true}) {
-                      Case c;
-                      c.kernel = Kernel::cache_write;
+                      Case c = testing_support::cache_case(T, H, D);
+                      CacheWriteParams& p = testing_support::cache_params(c);
                       c.variant = v;
                       c.in_dtype = in;
                       c.out_dtype = out;
-                      c.scale = scale;
-                      c.swa = swa;
-                      c.num_tokens = T;
-                      c.num_heads = H;
-                      c.head_dim = D;
-                      c.layout = hnd ? Layout::hnd : Layout::nhd;
+                      p.scale = scale;
+                      p.swa = swa;
+                      p.layout = hnd ? Layout::hnd : Layout::nhd;
                       const CacheGeometry g = cache_geometry(c);
                       kernels::CacheWriteArgs a = cache_write_args(
                           c, g,
@@ -125,8 +124,8 @@ std::set<std::string> cache_grid_keys(const DeviceProps& d) {
                            swa ? at<std::int64_t>(0x500000008) : nullptr, at<float>(0x600000000),
                            at<float>(0x700000000), at<std::int32_t>(0x800000000)});
                       if (big) a.key_s0 = a.value_s0 = std::int64_t{1} << 28;
-                      const kernels::CacheWritePlan p = kernels::plan_cache_write(a, v, d);
-                      if (p.error.empty()) keys.insert(plan_key(p, in));
+                      const kernels::CacheWritePlan plan = kernels::plan_cache_write(a, v, d);
+                      if (plan.error.empty()) keys.insert(plan_key(plan, in));
                     }
   return keys;
 }
@@ -197,20 +196,18 @@ TEST(PlanCoverage, Offsets64TestsTakeInt64Offsets) {
 TEST(PlanCoverage, ValidationSweepTakesEveryPath) {
   const Config config = load_config(std::string(KVBENCH_SOURCE_DIR) + "/configs/validation.yaml");
   for (const DeviceProps& d : profiles()) {
-    std::set<std::string> concat, cache;
+    std::map<Kernel, std::set<std::string>> taken;  // per operation
     for (const Case& c : config.cases) {
       const CasePlan p = case_plan(c, d);
       ASSERT_FALSE(p.key.empty()) << describe(c) << ": " << p.text;
-      (c.kernel == Kernel::concat_mla_k ? concat : cache).insert(without_index(p.key));
+      taken[c.kernel].insert(without_index(p.key));
     }
-    const auto missing_concat = minus(without_index(kernels::reachable_concat_keys()), concat);
-    const auto missing_cache = minus(without_index(kernels::reachable_cache_write_keys()), cache);
-    EXPECT_TRUE(missing_concat.empty())
-        << d.name << ": concat_and_cast_mha_k paths no case of validation.yaml takes:"
-        << join(missing_concat);
-    EXPECT_TRUE(missing_cache.empty())
-        << d.name << ": reshape_and_cache_flash paths no case of validation.yaml takes:"
-        << join(missing_cache);
+    for (const Operation* op : operations()) {
+      const auto missing =
+          minus(without_index(reachable_plan_keys(op->kernel())), taken[op->kernel()]);
+      EXPECT_TRUE(missing.empty()) << d.name << ": " << to_string(op->kernel())
+                                   << " paths no case of validation.yaml takes:" << join(missing);
+    }
   }
 }
 

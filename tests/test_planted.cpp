@@ -8,14 +8,17 @@
 #include <cstring>
 #include <vector>
 
-#include "tests/support.hpp"
 #include "core/compare.hpp"
 #include "core/inputs.hpp"
 #include "core/mismatch_report.hpp"
 #include "reference/reference.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
+
+using testing_support::cache_params;
+using testing_support::concat_params;
 
 constexpr unsigned char kCanary = 0xA5;
 using Bytes = std::vector<unsigned char>;
@@ -40,10 +43,10 @@ struct ConcatRun {
                std::int64_t nope_s1, std::int64_t rope_s0) const {
     Bytes out = bytes(g.k_elems + 2 * g.guard_elems, c.out_dtype);
     std::memset(out.data(), kCanary, out.size());
-    ref::concat_and_cast_mha_k({in, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim, c.rope_dim,
-                                nope_data, rope_data,
-                                out.data() + g.guard_elems * size_of(c.out_dtype), nope_s0, nope_s1,
-                                rope_s0, g.k_s0, g.k_s1});
+    ref::concat_and_cast_mha_k({in, c.out_dtype, c.num_tokens, c.num_heads,
+                                concat_params(c).nope_dim, concat_params(c).rope_dim, nope_data,
+                                rope_data, out.data() + g.guard_elems * size_of(c.out_dtype),
+                                nope_s0, nope_s1, rope_s0, g.k_s0, g.k_s1});
     return out;
   }
   Bytes expected() const {
@@ -79,7 +82,7 @@ TEST(PlantedCpu, WrongHeadStrideIsCaught) {
   const ConcatRun run(concat_case(StrideMode::sglang, DType::bf16, DType::bf16));
   // k_nope read with the dense head stride NOPE instead of NOPE + V.
   const Bytes wrong = run.output(DType::bf16, run.nope.data(), run.rope.data(), run.g.nope_s0,
-                                 run.c.head_dim, run.g.rope_s0);
+                                 concat_params(run.c).nope_dim, run.g.rope_s0);
   const std::string v = run.verdict(wrong);
   EXPECT_NE(v.find("k[t=0, h=1, d=0 (nope)]"), std::string::npos) << v;
 }
@@ -90,7 +93,7 @@ TEST(PlantedCpu, TruncationInsteadOfRoundingIsCaught) {
   std::int64_t changed = 0;
   for (std::int64_t t = 0; t < run.c.num_tokens; ++t)
     for (std::int64_t h = 0; h < run.c.num_heads; ++h)
-      for (std::int64_t d = 0; d < run.c.head_dim; ++d) {
+      for (std::int64_t d = 0; d < concat_params(run.c).nope_dim; ++d) {
         std::uint32_t x;
         std::memcpy(&x, run.nope.data() + 4 * (t * run.g.nope_s0 + h * run.g.nope_s1 + d), 4);
         const auto truncated = static_cast<std::uint16_t>(x >> 16);
@@ -112,9 +115,10 @@ TEST(PlantedCpu, DoubleRoundingThroughBf16IsCaught) {
   to_bf16.nope = run.nope;
   to_bf16.rope = run.rope;
   const Bytes mid = to_bf16.expected();
-  const Bytes wrong = run.output(DType::bf16, mid.data() + 2 * run.g.guard_elems,
-                                 mid.data() + 2 * run.g.guard_elems + 2 * run.c.head_dim,
-                                 run.g.k_s0, run.g.k_s1, run.g.k_s0);
+  const Bytes wrong =
+      run.output(DType::bf16, mid.data() + 2 * run.g.guard_elems,
+                 mid.data() + 2 * run.g.guard_elems + 2 * concat_params(run.c).nope_dim, run.g.k_s0,
+                 run.g.k_s1, run.g.k_s0);
   const std::string v = run.verdict(wrong);
   EXPECT_NE(v.find(" elements differ; first: k[t="), std::string::npos) << v;
 }
@@ -123,14 +127,17 @@ TEST(PlantedCpu, RopeNotBroadcastAndLastElementSkippedAreCaught) {
   const ConcatRun run(concat_case(StrideMode::padded, DType::bf16, DType::f16));
   Bytes wrong = run.expected();
   for (std::int64_t h = 1; h < run.c.num_heads; ++h)
-    std::memset(wrong.data() + run.k_offset(3, h, run.c.head_dim), kCanary, 2 * run.c.rope_dim);
+    std::memset(wrong.data() + run.k_offset(3, h, concat_params(run.c).nope_dim), kCanary,
+                2 * concat_params(run.c).rope_dim);
   std::string v = run.verdict(wrong);
-  EXPECT_EQ(v.substr(0, v.find(" of ")), std::to_string((run.c.num_heads - 1) * run.c.rope_dim));
+  EXPECT_EQ(v.substr(0, v.find(" of ")),
+            std::to_string((run.c.num_heads - 1) * concat_params(run.c).rope_dim));
   EXPECT_NE(v.find("k[t=3, h=1, d=128 (rope 0)]: expected "), std::string::npos) << v;
   EXPECT_NE(v.find("got -0.0220489502 (0xa5a5)"), std::string::npos) << v;
 
   Bytes skipped = run.expected();
-  const std::int64_t T = run.c.num_tokens, H = run.c.num_heads, W = run.c.head_dim + run.c.rope_dim;
+  const std::int64_t T = run.c.num_tokens, H = run.c.num_heads,
+                     W = concat_params(run.c).nope_dim + concat_params(run.c).rope_dim;
   std::memset(skipped.data() + run.k_offset(T - 1, H - 1, W - 1), kCanary, 2);
   v = run.verdict(skipped);
   EXPECT_EQ(v.substr(0, v.find(" of ")), "1");
@@ -140,9 +147,10 @@ TEST(PlantedCpu, RopeNotBroadcastAndLastElementSkippedAreCaught) {
 TEST(PlantedCpu, WritesIntoPaddingAndGuardsAreCaught) {
   const ConcatRun run(concat_case(StrideMode::padded, DType::bf16, DType::bf16));
   Bytes wrong = run.expected();
-  wrong[run.k_offset(2, 4, run.c.head_dim + run.c.rope_dim + 3)] ^= 1;  // padding after head 4
-  wrong[0] ^= 1;                                                        // guard before k
-  wrong[wrong.size() - 1] ^= 1;                                         // guard after k
+  wrong[run.k_offset(2, 4, concat_params(run.c).nope_dim + concat_params(run.c).rope_dim + 3)] ^=
+      1;                         // padding after head 4
+  wrong[0] ^= 1;                 // guard before k
+  wrong[wrong.size() - 1] ^= 1;  // guard after k
   const std::string v = run.verdict(wrong);
   EXPECT_EQ(v.substr(0, v.find(" of ")), "3");
   EXPECT_NE(v.find("guard before k (+0)"), std::string::npos) << v;
@@ -171,8 +179,8 @@ struct CacheRun {
                                   c.out_dtype,
                                   c.num_tokens,
                                   c.num_heads,
-                                  c.head_dim,
-                                  c.block_size,
+                                  cache_params(c).head_size,
+                                  cache_params(c).block_size,
                                   g.num_blocks,
                                   key.data(),
                                   value.data(),
@@ -181,10 +189,10 @@ struct CacheRun {
                                   g.key_s0,
                                   g.key_s1,
                                   slot_mapping.data(),
-                                  c.swa ? swa.data() : nullptr,
+                                  cache_params(c).swa ? swa.data() : nullptr,
                                   static_cast<std::int64_t>(swa.size()),
                                   g.skip_slot,
-                                  c.layout,
+                                  cache_params(c).layout,
                                   k,
                                   k + g.value_cache_offset * size_of(c.out_dtype),
                                   g.block_stride,
@@ -212,9 +220,9 @@ struct CacheRun {
 
 Case cache_case(SlotPattern slots, bool swa, Layout layout) {
   Case c = testing_support::cache_case(200, 4, 96);
-  c.slots = slots;
-  c.swa = swa;
-  c.layout = layout;
+  cache_params(c).slots = slots;
+  cache_params(c).swa = swa;
+  cache_params(c).layout = layout;
   c.strides = StrideMode::padded;
   return c;
 }
@@ -250,7 +258,8 @@ TEST(PlantedCpu, CachePaddingAndGuardWritesAreCaught) {
   const CacheRun run(cache_case(SlotPattern::random, false, Layout::nhd));
   Bytes wrong = run.output(run.slots.slot_mapping, run.slots.swa_table);
   const std::size_t osz = size_of(run.c.out_dtype);
-  const std::int64_t dense = run.c.block_size * run.c.num_heads * run.c.head_dim;
+  const std::int64_t dense =
+      cache_params(run.c).block_size * run.c.num_heads * cache_params(run.c).head_size;
   wrong[(run.g.guard_elems + dense + 2) * osz] ^= 0x10;  // padding after K block 0
   wrong[(run.g.guard_elems - 1) * osz] ^= 0x10;          // just before the K cache
   const std::string v = run.verdict(wrong);

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/support.hpp"
 #include "runtime/runner.hpp"
 #include "tests/gpu/planted_kernels.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
+
+using testing_support::cache_params;
 
 using testing::Bug;
 
@@ -34,12 +36,14 @@ class Planted : public ::testing::Test {
 
   Row run(const Case& c, Bug bug, const ValidationOptions& options = {}) {
     LaunchOverride o;
-    o.concat = [bug](const kernels::ConcatArgs& a, cudaStream_t s) {
-      return testing::launch_planted_concat(a, bug, s);
-    };
-    o.cache_write = [bug](const kernels::CacheWriteArgs& a, cudaStream_t s) {
-      return testing::launch_planted_cache_write(a, bug, s);
-    };
+    o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
+                              [bug](const kernels::ConcatArgs& a, cudaStream_t s) {
+                                return testing::launch_planted_concat(a, bug, s);
+                              });
+    o.on<kernels::CacheWriteArgs>(Kernel::cache_write,
+                                  [bug](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+                                    return testing::launch_planted_cache_write(a, bug, s);
+                                  });
     return run_case(c, settings_, device_, options, o);
   }
 
@@ -68,9 +72,9 @@ Case concat(StrideMode strides, DType in = DType::bf16, DType out = DType::bf16)
 
 Case cache(SlotPattern slots, bool swa = false, Layout layout = Layout::nhd) {
   Case c = testing_support::cache_case(100, 8, 128);
-  c.slots = slots;
-  c.swa = swa;
-  c.layout = layout;
+  cache_params(c).slots = slots;
+  cache_params(c).swa = swa;
+  cache_params(c).layout = layout;
   return c;
 }
 
@@ -115,7 +119,7 @@ TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
   Case c = cache(SlotPattern::random);
   c.in_dtype = DType::f32;
   c.out_dtype = DType::f32;
-  c.scale = ScaleMode::per_head;
+  cache_params(c).scale = ScaleMode::per_head;
   expect_caught(c, Bug::reciprocal_scale, "_cache[block");
 }
 
@@ -194,14 +198,15 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
                        Bad{Inject::inf_scale, false, ScaleMode::per_head, "infinite"},
                        Bad{Inject::short_stride, false, ScaleMode::none, "head stride"}}) {
     Case c = cache(SlotPattern::padded, b.swa);
-    c.scale = b.scale;
+    cache_params(c).scale = b.scale;
     c.inject = b.inject;
     bool launched = false;
     LaunchOverride o;
-    o.cache_write = [&launched](const kernels::CacheWriteArgs&, cudaStream_t) {
-      launched = true;
-      return cudaSuccess;
-    };
+    o.on<kernels::CacheWriteArgs>(Kernel::cache_write,
+                                  [&launched](const kernels::CacheWriteArgs&, cudaStream_t) {
+                                    launched = true;
+                                    return cudaSuccess;
+                                  });
     const Row row = run_case(c, settings_, device_, {}, o);
     EXPECT_EQ(row.status, Status::rejected) << to_string(b.inject);
     EXPECT_NE(row.reason.find(b.reason), std::string::npos) << row.reason;
@@ -229,11 +234,12 @@ TEST_F(Planted, RotationValidatesEverySet) {
 
   const void* first_key = nullptr;
   LaunchOverride o;
-  o.cache_write = [&first_key](const kernels::CacheWriteArgs& a, cudaStream_t s) {
-    if (!first_key) first_key = a.key;
-    return testing::launch_planted_cache_write(
-        a, a.key == first_key ? Bug::none : Bug::slot_off_by_one, s);
-  };
+  o.on<kernels::CacheWriteArgs>(Kernel::cache_write,
+                                [&first_key](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+                                  if (!first_key) first_key = a.key;
+                                  return testing::launch_planted_cache_write(
+                                      a, a.key == first_key ? Bug::none : Bug::slot_off_by_one, s);
+                                });
   const Row row = run_case(c, settings_, device_, {}, o);
   EXPECT_EQ(row.status, Status::incorrect);
   EXPECT_FALSE(row.timed);
@@ -245,15 +251,16 @@ TEST_F(Planted, RotatedSetsHaveTheirOwnSlots) {
   settings_.rotate = 2;
   std::vector<std::vector<std::int64_t>> seen;
   LaunchOverride o;
-  o.cache_write = [&seen](const kernels::CacheWriteArgs& a, cudaStream_t s) {
-    if (seen.size() < 2) {  // the validation launches, before any capture
-      std::vector<std::int64_t> slots(static_cast<std::size_t>(a.num_tokens));
-      cudaStreamSynchronize(s);  // the slots were uploaded on `s`, a non-blocking stream
-      cudaMemcpy(slots.data(), a.slot_mapping, slots.size() * 8, cudaMemcpyDeviceToHost);
-      seen.push_back(slots);
-    }
-    return testing::launch_planted_cache_write(a, Bug::none, s);
-  };
+  o.on<kernels::CacheWriteArgs>(
+      Kernel::cache_write, [&seen](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+        if (seen.size() < 2) {  // the validation launches, before any capture
+          std::vector<std::int64_t> slots(static_cast<std::size_t>(a.num_tokens));
+          cudaStreamSynchronize(s);  // the slots were uploaded on `s`, a non-blocking stream
+          cudaMemcpy(slots.data(), a.slot_mapping, slots.size() * 8, cudaMemcpyDeviceToHost);
+          seen.push_back(slots);
+        }
+        return testing::launch_planted_cache_write(a, Bug::none, s);
+      });
   const Row row = run_case(cache(SlotPattern::random), settings_, device_, {}, o);
   ASSERT_EQ(row.status, Status::passed) << row.reason;
   ASSERT_EQ(seen.size(), 2u);

@@ -24,8 +24,8 @@ Case cache_case(std::int64_t T, std::int64_t H, std::int64_t D) {
 }
 
 TEST(Footprint, ConcatCountsInputsOutputsAndGuards) {
-  Case c;  // T=1 H=1 NOPE=128 ROPE=0 bf16->bf16, contiguous: k_s0 = 128
-  c.num_tokens = 4;
+  // T=4 H=1 NOPE=128 ROPE=0 bf16->bf16, contiguous: k_s0 = 128
+  const Case c = testing_support::concat_case(4, 1, 128, 0);
   const Footprint f = case_footprint(c);
   const std::uint64_t inputs = 4 * 128 * 2, output = (4 * 128 + 2 * 128) * 2;
   EXPECT_EQ(f.host(), inputs + 2 * output);  // inputs, expected, actual
@@ -48,7 +48,7 @@ TEST(Footprint, GrowsWithEveryAxis) {
   EXPECT_GT(case_footprint(cache_case(2048, 8, 128)).host(), base);
   EXPECT_GT(case_footprint(cache_case(1024, 16, 128)).host(), base);
   Case swa = cache_case(1024, 8, 128);
-  swa.swa = true;
+  testing_support::cache_params(swa).swa = true;
   EXPECT_GT(case_footprint(swa).host(), base);
   Case f32 = cache_case(1024, 8, 128);
   f32.in_dtype = DType::f32;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/csv.hpp"
+#include "core/operation.hpp"
 #include "core/gate.hpp"
 #include "core/result_csv.hpp"
 #include "core/rotation.hpp"
@@ -141,6 +142,7 @@ TEST(Rotation, WrittenRowsCarryTheirSetCount) {
     return out;
   };
   Row r;
+  r.c = operation(Kernel::concat_mla_k).default_case();
   r.buffer_sets = 61;
   const auto header = split(csv_header()), fields = split(csv_line(r));
   ASSERT_EQ(header.size(), fields.size());

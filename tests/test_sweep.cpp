@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/sweep.hpp"
+#include "ops/cache_write/params.hpp"
 
 namespace kvbench {
 namespace {
@@ -100,9 +101,9 @@ sweeps:
                                 "t.yaml");
   ASSERT_EQ(c.cases.size(), 3u);
   EXPECT_EQ(c.cases[2].num_heads, 4);
-  EXPECT_EQ(c.cases[2].head_dim, 64);
+  EXPECT_EQ(params_of<CacheWriteParams>(c.cases[2]).head_size, 64);
   EXPECT_EQ(c.cases[2].num_tokens, 8);  // the sweep's own value overrides the merged one
-  EXPECT_EQ(c.cases[2].layout, Layout::hnd);
+  EXPECT_EQ(params_of<CacheWriteParams>(c.cases[2]).layout, Layout::hnd);
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {<<: 3}\n"),
             "t.yaml:3:16: sweeps[0].axes.<<: expected a mapping (or list of mappings) to merge");
 }

@@ -11,9 +11,12 @@
 #include "core/mismatch_report.hpp"
 #include "core/npy.hpp"
 #include "core/validate.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
+
+using testing_support::cache_params;
 
 TEST(Npy, HeaderIsVersion1AlignedAndDescribesTheArray) {
   const std::string h = npy_header("<f4", {2, 3});
@@ -52,16 +55,7 @@ TEST(Npy, WritesHeaderThenRawData) {
                std::runtime_error);
 }
 
-Case concat_case() {
-  Case c;
-  c.kernel = Kernel::concat_mla_k;
-  c.num_tokens = 4;
-  c.num_heads = 3;
-  c.head_dim = 8;
-  c.rope_dim = 4;
-  c.strides = StrideMode::padded;
-  return c;
-}
+Case concat_case() { return testing_support::concat_case(4, 3, 8, 4, StrideMode::padded); }
 
 TEST(Locate, ConcatElementsPaddingAndGuards) {
   const Case c = concat_case();
@@ -76,14 +70,9 @@ TEST(Locate, ConcatElementsPaddingAndGuards) {
 }
 
 Case cache_case(Layout layout, bool interleaved) {
-  Case c;
-  c.kernel = Kernel::cache_write;
-  c.num_tokens = 10;
-  c.num_heads = 2;
-  c.head_dim = 4;
-  c.block_size = 4;
-  c.layout = layout;
-  c.kv_interleaved = interleaved;
+  Case c = testing_support::cache_case(10, 2, 4, 4);
+  cache_params(c).layout = layout;
+  cache_params(c).kv_interleaved = interleaved;
   c.strides = StrideMode::padded;
   return c;
 }
@@ -192,7 +181,7 @@ TEST(BadInput, StridesBelowTheDenseExtentAreNamed) {
     }
   Case hnd = cache_case(Layout::hnd, false);
   CacheGeometry hg = cache_geometry(hnd);
-  hg.head_stride = 3 * hnd.head_dim;  // 3 slots per head, BS = 4
+  hg.head_stride = 3 * cache_params(hnd).head_size;  // 3 slots per head, BS = 4
   EXPECT_NE(check_cache_strides(hnd, hg).find("cache head stride 12"), std::string::npos)
       << check_cache_strides(hnd, hg);
 }
@@ -212,9 +201,9 @@ TEST(BadInput, EveryInjectionIsRejectedByItsCheck) {
   auto run = [](Inject inject, bool swa, ScaleMode scale) {
     Case c = cache_case(Layout::nhd, false);
     c.num_tokens = 64;
-    c.slots = SlotPattern::padded;
-    c.swa = swa;
-    c.scale = scale;
+    cache_params(c).slots = SlotPattern::padded;
+    cache_params(c).swa = swa;
+    cache_params(c).scale = scale;
     c.inject = inject;
     CacheGeometry g = cache_geometry(c);
     SlotData s = make_slots(c, g, 9);

@@ -14,6 +14,23 @@ namespace kvbench::kernels {
 int concat_resident_blocks(const KernelRef& k, int threads);
 int cache_write_resident_blocks(const KernelRef& k, int threads);
 
+namespace {
+
+// Each kernel a plan names to the op that owns it.
+int resident_blocks(const KernelRef& k, int threads) {
+  switch (k.kernel) {
+    case KernelRef::Kernel::concat_2d:
+    case KernelRef::Kernel::concat_walk:
+    case KernelRef::Kernel::concat_flat:
+      return concat_resident_blocks(k, threads);
+    case KernelRef::Kernel::cache_write_optimized:
+      return cache_write_resident_blocks(k, threads);
+  }
+  return 0;
+}
+
+}  // namespace
+
 const DeviceProps& current_device_props() {
   constexpr int kDevices = 64;
   static DeviceProps props[kDevices];
@@ -37,9 +54,7 @@ const DeviceProps& current_device_props() {
                     const auto key = std::make_pair(k.name(), threads);
                     const auto it = cache->find(key);
                     if (it != cache->end()) return it->second;
-                    const int n = k.kernel == KernelRef::Kernel::cache_write_optimized
-                                      ? cache_write_resident_blocks(k, threads)
-                                      : concat_resident_blocks(k, threads);
+                    const int n = resident_blocks(k, threads);
                     (*cache)[key] = n;
                     return n;
                   }};

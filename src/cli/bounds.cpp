@@ -12,6 +12,7 @@
 #include "core/bounds.hpp"
 #include "core/footprint.hpp"
 #include "core/outputs.hpp"
+#include "ops/cache_write/operation.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/device_info.hpp"

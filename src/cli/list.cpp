@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/csv.hpp"
-#include "core/launch_args.hpp"
+#include "ops/launch.hpp"
 #include "core/shard.hpp"
 #include "core/sweep.hpp"
 
@@ -37,7 +37,7 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
   kernels::DeviceProps storage;
   const kernels::DeviceProps* device =
       plan.show ? &plan_device(plan.device_profile, storage) : nullptr;
-  // The plan the runner would execute for case c (core/launch_args.hpp).
+  // The plan the runner would execute for case c (ops/launch.hpp).
   const auto plan_of = [&](const Case& c) { return case_plan(c, *device).text; };
   if (format == "csv") {
     // The case columns of the result CSV, so scripts can run the same cases elsewhere.

@@ -7,6 +7,7 @@
 
 #include "core/checked.hpp"
 #include "core/csv.hpp"
+#include "core/operation.hpp"
 #include "core/types.hpp"
 
 namespace kvbench {
@@ -37,23 +38,26 @@ Case case_of(const ResultTable& t, const ResultRow& r) {
     return at(name) == "true";
   };
   try {
-    Case c;
-    c.kernel = from_string<Kernel>(at("kernel"));
+    // Read in column order, so the first bad value is the one reported.
+    const Operation& op = operation(from_string<Kernel>(at("kernel")));
+    Case c = op.default_case();
+    OpColumns cols;
     c.variant = from_string<Variant>(at("variant"));
     c.sweep = at("sweep");
     c.num_tokens = std::stoll(at("num_tokens"));  // digits, checked by read_results
     c.num_heads = std::stoll(at("num_heads"));
-    c.head_dim = std::stoll(at("head_dim"));
-    c.rope_dim = std::stoll(at("rope_dim"));
-    c.block_size = std::stoll(at("block_size"));
+    cols.head_dim = std::stoll(at("head_dim"));
+    cols.rope_dim = std::stoll(at("rope_dim"));
+    cols.block_size = std::stoll(at("block_size"));
     c.in_dtype = from_string<DType>(at("in_dtype"));
     c.out_dtype = from_string<DType>(at("out_dtype"));
-    c.layout = from_string<Layout>(at("layout"));
-    c.scale = from_string<ScaleMode>(at("scale"));
-    c.swa = flag("swa");
-    c.kv_interleaved = flag("kv_interleaved");
+    cols.layout = from_string<Layout>(at("layout"));
+    cols.scale = from_string<ScaleMode>(at("scale"));
+    cols.swa = flag("swa");
+    cols.kv_interleaved = flag("kv_interleaved");
     c.strides = from_string<StrideMode>(at("strides"));
-    c.slots = from_string<SlotPattern>(at("slots"));
+    cols.slots = from_string<SlotPattern>(at("slots"));
+    op.set_columns(c, cols);
     return c;
   } catch (const std::invalid_argument& e) {
     throw ResultCsvError(t.path + ":" + std::to_string(r.line) + ": " + e.what());
@@ -62,10 +66,7 @@ Case case_of(const ResultTable& t, const ResultRow& r) {
 
 std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
                                    const std::string& variant) {
-  static const std::size_t kernel = axis("kernel"), tokens = axis("num_tokens"),
-                           heads = axis("num_heads"), dim = axis("head_dim"),
-                           rope = axis("rope_dim"), out = axis("out_dtype"),
-                           var = axis("variant");
+  static const std::size_t tokens = axis("num_tokens"), var = axis("variant");
   if (!variant.empty() && std::none_of(t.rows.begin(), t.rows.end(), [&](const ResultRow& r) {
         return r.axes[var] == variant;
       })) {
@@ -87,21 +88,11 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
     if (!r.bytes || !r.written_tokens)
       throw ResultCsvError(at + "column '" + (r.bytes ? "written_tokens" : "bytes") +
                            "': empty or absent, but the row is timed");
+    const Case c = case_of(t, r);
     std::int64_t elems = 0;
     try {
-      const std::int64_t H = std::stoll(r.axes[heads]), D = std::stoll(r.axes[dim]);
-      const auto out_size = static_cast<std::int64_t>(size_of(from_string<DType>(r.axes[out])));
-      switch (from_string<Kernel>(r.axes[kernel])) {
-        case Kernel::concat_mla_k:
-          elems = checked_mul(checked_mul(T, H), checked_add(D, std::stoll(r.axes[rope])));
-          break;
-        case Kernel::cache_write:
-          elems = checked_mul(checked_mul(checked_mul(*r.written_tokens, 2), H), D);
-          break;
-      }
-      elems = checked_mul(elems, out_size);
-    } catch (const std::invalid_argument& e) {
-      throw ResultCsvError(at + e.what());
+      elems = checked_mul(operation(c.kernel).output_elems(c, *r.written_tokens),
+                          static_cast<std::int64_t>(size_of(c.out_dtype)));
     } catch (const SizeOverflow& e) {
       throw ResultCsvError(at + "the case's output size: " + e.what());
     }
@@ -109,7 +100,7 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
       throw ResultCsvError(at + "column 'bytes': " + std::to_string(*r.bytes) +
                            " is less than the case's output alone (" + std::to_string(elems) +
                            " bytes)");
-    cases.push_back({i, *r.bytes - elems, elems, case_of(t, r), r.buffer_sets});
+    cases.push_back({i, *r.bytes - elems, elems, c, r.buffer_sets});
   }
   return cases;
 }

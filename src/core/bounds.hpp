@@ -25,8 +25,8 @@ Case case_of(const ResultTable& t, const ResultRow& r);
 
 // Timed rows (status passed, median set) with num_tokens <= max_tokens and, when `variant` is
 // not empty, of that variant, in file order. The
-// written bytes are the output elements (concat: T*H*(NOPE+ROPE); cache write: written tokens
-// * 2*H*D) times the output dtype's size; the rest of `bytes` is read. Throws ResultCsvError
+// written bytes are the output elements (each operation's Operation::output_elems; concat:
+// T*H*(NOPE+ROPE), cache write: written tokens * 2*H*D) times the output dtype's size; the rest of `bytes` is read. Throws ResultCsvError
 // naming FILE:LINE for a selected row without bytes or written_tokens, or whose split is
 // negative, and naming --variant when no row has that variant (a misspelt name goes no further).
 std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,

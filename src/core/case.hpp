@@ -1,78 +1,87 @@
-// A benchmark case: one point of a sweep, and the tensor geometry it implies.
+// A benchmark case: one point of a sweep. A common header that every operation has (sweep,
+// operation, variant, dtypes, tokens, heads, stride mode, injected input) and the operation's own
+// parameters (src/ops/<op>/params.hpp), held behind OpParams so that core carries a case without
+// knowing any operation: no field means one thing for one operation and another for the next.
 // Pure data and pure functions: no CUDA, no YAML, no I/O.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "core/types.hpp"
 
 namespace kvbench {
 
-// One point of a sweep. Fields that a kernel does not use keep their defaults and are written
-// to the CSV as they are, so every row has the same columns.
+// An operation's own parameters. Each operation derives one final struct from it (its
+// params.hpp); op code reads it with params_of<P>(case).
+class OpParams {
+ public:
+  virtual ~OpParams() = default;
+  virtual Kernel kernel() const = 0;  // the operation these parameters belong to
+  virtual std::unique_ptr<OpParams> clone() const = 0;
+};
+
+// OpParams by value: copying a case copies its parameters.
+class ParamsBox {
+ public:
+  ParamsBox() = default;
+  template <class P, class = std::enable_if_t<std::is_base_of_v<OpParams, P>>>
+  ParamsBox(P p) : p_(std::make_unique<P>(std::move(p))) {}  // NOLINT: implicit by design
+  ParamsBox(const ParamsBox& o) : p_(o.p_ ? o.p_->clone() : nullptr) {}
+  ParamsBox& operator=(const ParamsBox& o) {
+    if (this != &o) p_ = o.p_ ? o.p_->clone() : nullptr;
+    return *this;
+  }
+  ParamsBox(ParamsBox&&) noexcept = default;
+  ParamsBox& operator=(ParamsBox&&) noexcept = default;
+  const OpParams* get() const { return p_.get(); }
+  OpParams* get() { return p_.get(); }
+
+ private:
+  std::unique_ptr<OpParams> p_;
+};
+
+// One point of a sweep. A case is made by its operation (operation(k).default_case(), core/
+// operation.hpp), which sets `kernel` and `params` together.
 struct Case {
   std::string sweep;  // name of the sweep it came from
   Kernel kernel = Kernel::concat_mla_k;
   Variant variant = Variant::seed_port;
   DType in_dtype = DType::bf16;
   DType out_dtype = DType::bf16;
-  StrideMode strides = StrideMode::contiguous;
+  StrideMode strides = StrideMode::contiguous;  // the operation's axis says which modes it takes
   std::int64_t num_tokens = 1;
   std::int64_t num_heads = 1;
-  std::int64_t head_dim = 128;  // concat: NOPE; cache write: D
-  std::int64_t rope_dim = 0;    // concat only
-  // Cache write only.
-  std::int64_t block_size = 16;
-  Layout layout = Layout::nhd;
-  ScaleMode scale = ScaleMode::none;
-  bool swa = false;
-  bool kv_interleaved = false;  // K and V blocks interleaved in one buffer (block stride 2x)
-  SlotPattern slots = SlotPattern::random;
-  Inject inject = Inject::none;  // deliberate bad input (both kernels)
+  Inject inject = Inject::none;  // deliberate bad input
+  ParamsBox params;              // the operation's own (src/ops/<op>/params.hpp)
 };
 
-// Short human-readable identity, e.g. "reshape_and_cache_flash T=128 H=8 D=128 bf16->bf16 ...".
+// The parameters of case c as operation P's. Throws std::logic_error when c belongs to another
+// operation (a bug: the registry hands each case to its own operation).
+template <class P>
+const P& params_of(const Case& c) {
+  const auto* p = dynamic_cast<const P*>(c.params.get());
+  if (!c.params.get())
+    throw std::logic_error("a " + std::string(to_string(c.kernel)) +
+                           " case without parameters (make cases with default_case())");
+  if (c.params.get()->kernel() != c.kernel)
+    throw std::logic_error("a " + std::string(to_string(c.kernel)) + " case holds " +
+                           std::string(to_string(c.params.get()->kernel())) + " parameters");
+  if (!p || c.kernel != P::kKernel)
+    throw std::logic_error("a " + std::string(to_string(c.kernel)) + " case read as " +
+                           std::string(to_string(P::kKernel)));
+  return *p;
+}
+template <class P>
+P& params_of(Case& c) {
+  return const_cast<P&>(params_of<P>(static_cast<const Case&>(c)));
+}
+
+// Short human-readable identity, e.g. "reshape_and_cache_flash T=128 H=8 D=128 bf16->bf16 ...",
+// written by the case's operation.
 std::string describe(const Case& c);
-
-// Concat geometry, in elements. k_nope [T, H, NOPE], k_rope [T, 1, ROPE], k [T, H, NOPE+ROPE].
-struct ConcatGeometry {
-  std::int64_t nope_s0, nope_s1;
-  std::int64_t rope_s0;
-  std::int64_t k_s0, k_s1;
-  std::int64_t nope_elems, rope_elems, k_elems;  // allocation sizes
-  // Canary elements before and after k in the runner's output buffer: a write one token out of
-  // range lands there and is reported, instead of corrupting other memory.
-  std::int64_t guard_elems;
-};
-ConcatGeometry concat_geometry(const Case& c);
-
-// Cache-write geometry, in elements (slots and blocks in slots/blocks).
-struct CacheGeometry {
-  std::int64_t key_s0, key_s1;      // key and value share these
-  std::int64_t num_blocks;          // NB
-  std::int64_t num_slots;           // NB * BS: the physical slots
-  std::int64_t logical_slots;       // S: slot_mapping's range when SWA is on, else num_slots
-  std::int64_t block_stride;        // elements between consecutive blocks of one cache
-  std::int64_t slot_stride;         // elements between consecutive slots of a block
-  std::int64_t head_stride;         // elements between consecutive heads of a slot
-  std::int64_t value_cache_offset;  // elements from the K base to the V base
-  std::int64_t key_elems;           // allocation of key (and of value)
-  std::int64_t cache_elems;         // allocation holding both caches
-  std::int64_t skip_slot;           // -1 when unused
-  // Canary elements before and after both caches in the runner's buffer (one block stride): a
-  // write to slot -1 or NB*BS lands there and is reported, instead of corrupting other memory.
-  std::int64_t guard_elems;
-};
-CacheGeometry cache_geometry(const Case& c);
-
-// Logical bytes moved (SPEC.md §4). The cache write depends on the slot data: every token reads
-// its slot_mapping entry, tokens with a slot >= 0 do one SWA lookup when SWA is on, and only
-// written tokens move K and V.
-// Each of these throws SizeOverflow (core/checked.hpp) when a size does not fit 64 bits.
-std::int64_t concat_bytes(const Case& c);
-std::int64_t cache_write_bytes(const Case& c, std::int64_t swa_lookups,
-                               std::int64_t written_tokens);
 
 // Computes every size of the case (geometry and bytes, at most tokens written); throws
 // SizeOverflow naming the operands when one does not fit. The sweep parser calls it per case.

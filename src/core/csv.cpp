@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/operation.hpp"
+
 namespace kvbench {
 std::string csv_quoted(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -39,23 +41,24 @@ const std::vector<std::string>& case_columns() {
 }
 
 std::vector<std::string> case_fields(const Case& c) {
+  const OpColumns o = operation(c.kernel).columns(c);
   return {
       std::string(to_string(c.kernel)),
       std::string(to_string(c.variant)),
       csv_quoted(c.sweep),
       std::to_string(c.num_tokens),
       std::to_string(c.num_heads),
-      std::to_string(c.head_dim),
-      std::to_string(c.rope_dim),
-      std::to_string(c.block_size),
+      std::to_string(o.head_dim),
+      std::to_string(o.rope_dim),
+      std::to_string(o.block_size),
       std::string(to_string(c.in_dtype)),
       std::string(to_string(c.out_dtype)),
-      std::string(to_string(c.layout)),
-      std::string(to_string(c.scale)),
-      c.swa ? "true" : "false",
-      c.kv_interleaved ? "true" : "false",
+      std::string(to_string(o.layout)),
+      std::string(to_string(o.scale)),
+      o.swa ? "true" : "false",
+      o.kv_interleaved ? "true" : "false",
       std::string(to_string(c.strides)),
-      std::string(to_string(c.slots)),
+      std::string(to_string(o.slots)),
   };
 }
 

@@ -5,10 +5,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/operation.hpp"
+
 namespace kvbench {
 namespace {
-
-std::uint64_t u(std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
 
 std::optional<std::uint64_t> read_number(const char* path) {
   std::ifstream in(path);
@@ -23,31 +23,7 @@ std::optional<std::uint64_t> read_number(const char* path) {
 
 }  // namespace
 
-Footprint case_footprint(const Case& c) {
-  Footprint f;
-  const std::uint64_t in = size_of(c.in_dtype), out = size_of(c.out_dtype);
-  if (c.kernel == Kernel::concat_mla_k) {
-    const ConcatGeometry g = concat_geometry(c);
-    const std::uint64_t inputs = (u(g.nope_elems) + u(g.rope_elems)) * in;
-    const std::uint64_t output = (u(g.k_elems) + 2 * u(g.guard_elems)) * out;
-    f.host_fixed = inputs + 2 * output;  // inputs, expected, actual
-    f.device_per_set = inputs + output;
-    return f;
-  }
-  const CacheGeometry g = cache_geometry(c);
-  const std::uint64_t T = u(c.num_tokens), slots = u(g.num_slots);
-  const std::uint64_t swa = c.swa ? u(g.logical_slots) : 0;
-  const std::uint64_t inputs = 2 * u(g.key_elems) * in;  // key, value
-  const std::uint64_t output = (u(g.cache_elems) + 2 * u(g.guard_elems)) * out;
-  const std::uint64_t scales = c.scale == ScaleMode::none ? 0 : 2 * 4 * u(c.num_heads);
-  // slot_mapping [T], swa_table [S] and its guarded copy [S+1], owners [NB*BS] and check_slots'
-  // owner table [NB*BS] (int64), make_slots' draw pool [S or NB*BS], the read-back slot table.
-  const std::uint64_t slot_data =
-      8 * (T + swa + (c.swa ? swa + 1 : 0) + 2 * slots + std::max(swa, slots)) + 4 * slots;
-  f.host_fixed = inputs + 2 * output + slot_data + scales;
-  f.device_per_set = inputs + output + 8 * T + (c.swa ? 8 * (swa + 1) : 0) + scales + 4 * slots;
-  return f;
-}
+Footprint case_footprint(const Case& c) { return operation(c.kernel).footprint(c); }
 
 std::string format_bytes(std::uint64_t bytes) {
   char buf[32];

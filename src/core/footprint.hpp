@@ -22,12 +22,11 @@ struct Footprint {
   }
 };
 
-// What run_case allocates for `c` (src/runtime/runner.cpp), counted buffer by buffer:
-//   host:   inputs, expected output with its guards, the read-back actual output, slot data
-//           (mapping, SWA table and its guarded copy, owners, the slot-table read-back);
-//   device: inputs, caches or k with guards, slot mapping, SWA table, scales, slot table.
-// Device buffers are per set; host buffers are fixed (the reference runs once per case).
-// Timer and L2-flush buffers are per process, outside the estimate (allocated before any case).
+// What a run of `c` allocates, counted buffer by buffer by its operation (Operation::footprint,
+// src/ops/<op>/operation.cpp, beside the run stages that allocate it): host buffers are fixed
+// (inputs and the reference, made once per case), device buffers are per set (the stages'
+// SetLayout). Timer and L2-flush buffers are per process, outside the estimate (allocated
+// before any case).
 Footprint case_footprint(const Case& c);
 
 // "274.9 GB" (decimal gigabytes, one decimal; MB below 1 GB).

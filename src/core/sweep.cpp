@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/checked.hpp"
+#include "core/operation.hpp"
 
 namespace kvbench {
 namespace {
@@ -239,73 +240,25 @@ E enum_value(const std::string& source, const YAML::Node& n, const std::string& 
   }
 }
 
-using Apply = std::function<void(Case&, const std::string& source, const YAML::Node&,
-                                 const std::string& path)>;
-
-struct Axis {
-  std::string name;
-  Apply apply;
-};
-
-Apply int_axis(std::int64_t Case::*field) {
-  return [field](Case& c, const std::string& s, const YAML::Node& n, const std::string& p) {
-    c.*field = positive_int(s, n, p);
-  };
-}
-template <class E>
-Apply enum_axis(E Case::*field) {
-  return [field](Case& c, const std::string& s, const YAML::Node& n, const std::string& p) {
-    c.*field = enum_value<E>(s, n, p);
-  };
-}
-Apply bool_axis(bool Case::*field) {
-  return [field](Case& c, const std::string& s, const YAML::Node& n, const std::string& p) {
-    c.*field = boolean(s, n, p);
-  };
-}
-
-// Canonical axis order per kernel: outermost first; num_tokens and variant vary fastest so that
-// one shape's token counts, and each case's variants, sit together in the output.
-const std::vector<Axis>& axes_of(Kernel k) {
-  static const std::vector<Axis> concat = {
-      {"in_dtype", enum_axis(&Case::in_dtype)},    {"out_dtype", enum_axis(&Case::out_dtype)},
-      {"strides", enum_axis(&Case::strides)},      {"num_heads", int_axis(&Case::num_heads)},
-      {"nope_dim", int_axis(&Case::head_dim)},     {"rope_dim", int_axis(&Case::rope_dim)},
-      {"num_tokens", int_axis(&Case::num_tokens)}, {"variant", enum_axis(&Case::variant)},
-      {"inject", enum_axis(&Case::inject)},
-  };
-  static const std::vector<Axis> cache = {
-      {"in_dtype", enum_axis(&Case::in_dtype)},
-      {"out_dtype", enum_axis(&Case::out_dtype)},
-      {"scale", enum_axis(&Case::scale)},
-      {"swa", bool_axis(&Case::swa)},
-      {"layout", enum_axis(&Case::layout)},
-      {"kv_interleaved", bool_axis(&Case::kv_interleaved)},
-      {"strides", enum_axis(&Case::strides)},
-      {"slots", enum_axis(&Case::slots)},
-      {"num_heads", int_axis(&Case::num_heads)},
-      {"head_size", int_axis(&Case::head_dim)},
-      {"block_size", int_axis(&Case::block_size)},
-      {"num_tokens", int_axis(&Case::num_tokens)},
-      {"variant", enum_axis(&Case::variant)},
-      {"inject", enum_axis(&Case::inject)},
-  };
-  return k == Kernel::concat_mla_k ? concat : cache;
-}
-
-Case default_case(Kernel k) {
-  Case c;
-  c.kernel = k;
-  if (k == Kernel::concat_mla_k) {
-    c.num_heads = 128;
-    c.head_dim = 128;
-    c.rope_dim = 64;
-  } else {
-    c.num_heads = 8;
-    c.head_dim = 128;
-    c.rope_dim = 0;
+// Parses one YAML value of an axis into the case, by the axis's kind.
+void apply_axis(const Axis& a, Case& c, const std::string& source, const YAML::Node& n,
+                const std::string& path) {
+  switch (a.kind) {
+    case Axis::Kind::integer:
+      a.set_int(c, positive_int(source, n, path));
+      return;
+    case Axis::Kind::boolean:
+      a.set_bool(c, boolean(source, n, path));
+      return;
+    case Axis::Kind::enumeration:
+      if (!n.IsScalar()) fail(source, n, path, "expected one of " + a.enum_names);
+      try {
+        a.set_enum(c, n.Scalar());
+      } catch (const std::invalid_argument& e) {
+        fail(source, n, path, e.what());
+      }
+      return;
   }
-  return c;
 }
 
 void check_keys(const std::string& source, const YAML::Node& map, const std::string& path,
@@ -417,8 +370,8 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   if (!kernel_node)
     fail(source, sweep, path + ".kernel",
          "missing (expected one of " + joined_names<Kernel>() + ")");
-  const Kernel kernel = enum_value<Kernel>(source, kernel_node, path + ".kernel");
-  Case base = default_case(kernel);
+  const Operation& op = operation(enum_value<Kernel>(source, kernel_node, path + ".kernel"));
+  Case base = op.default_case();
   base.sweep = "sweep" + std::to_string(index);
   if (sweep["name"]) {
     if (!sweep["name"].IsScalar() || sweep["name"].Scalar().empty())
@@ -430,7 +383,7 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   }
 
   const YAML::Node raw_axes = sweep["axes"];
-  const auto& specs = axes_of(kernel);
+  const std::vector<Axis>& specs = op.axes();
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);
   if (raw_axes && !raw_axes.IsMap())
@@ -454,12 +407,12 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
     }
     Case probe = base;
     for (std::size_t j = 0; j < values[i].size(); ++j)
-      specs[i].apply(probe, source, values[i][j],
-                     v.IsSequence() ? apath + "[" + std::to_string(j) + "]" : apath);
-    if (specs[i].name == "strides" && kernel == Kernel::cache_write)
+      apply_axis(specs[i], probe, source, values[i][j],
+                 v.IsSequence() ? apath + "[" + std::to_string(j) + "]" : apath);
+    if (specs[i].refuse)
       for (const auto& node : values[i])
-        if (node.Scalar() == "sglang")
-          fail(source, node, apath, "'sglang' strides apply to concat_and_cast_mha_k only");
+        if (std::string why = specs[i].refuse(node.Scalar()); !why.empty())
+          fail(source, node, apath, why);
   }
 
   // The case count, before expanding anything.
@@ -487,7 +440,7 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   while (true) {
     Case c = base;
     for (std::size_t i = 0; i < specs.size(); ++i)
-      if (!values[i].empty()) specs[i].apply(c, source, values[i][pos[i]], "");
+      if (!values[i].empty()) apply_axis(specs[i], c, source, values[i][pos[i]], "");
     try {
       check_sizes(c);
     } catch (const SizeOverflow& e) {
@@ -521,14 +474,13 @@ std::string rotate_text(int rotate) {
 }
 
 const std::vector<std::string>& axis_names(Kernel k) {
-  static const auto names_of = [](Kernel kk) {
-    std::vector<std::string> v;
-    for (const auto& a : axes_of(kk)) v.push_back(a.name);
-    return v;
-  };
-  static const std::vector<std::string> concat = names_of(Kernel::concat_mla_k);
-  static const std::vector<std::string> cache = names_of(Kernel::cache_write);
-  return k == Kernel::concat_mla_k ? concat : cache;
+  static const std::map<Kernel, std::vector<std::string>> names = [] {
+    std::map<Kernel, std::vector<std::string>> m;
+    for (const Operation* op : operations())
+      for (const Axis& a : op->axes()) m[op->kernel()].push_back(a.name);
+    return m;
+  }();
+  return names.at(k);
 }
 
 bool parse_uint64(const std::string& text, std::uint64_t& out) {

@@ -11,6 +11,7 @@
 
 #include "core/inputs.hpp"
 #include "core/rotation.hpp"
+#include "ops/cache_write/operation.hpp"
 #include "runtime/bound_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
@@ -101,15 +102,16 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
 }  // namespace
 
 std::vector<std::int64_t> scatter_rows(const Case& c, std::uint64_t run_seed, int set) {
+  const CacheWriteParams& p = params_of<CacheWriteParams>(c);
   const CacheGeometry g = cache_geometry(c);
   const std::size_t osize = size_of(c.out_dtype);
   const SlotData slots = make_slots(c, g, set_seed(case_seed(c, run_seed), set) + 2);
   std::vector<std::int64_t> rows(slots.slot_mapping.size(), -1);
   for (std::size_t t = 0; t < rows.size(); ++t) {
     std::int64_t slot = slots.slot_mapping[t];
-    if (slot >= 0 && c.swa) slot = slots.swa_table[static_cast<std::size_t>(slot)];
+    if (slot >= 0 && p.swa) slot = slots.swa_table[static_cast<std::size_t>(slot)];
     if (slot < 0 || slot == g.skip_slot) continue;
-    const std::int64_t block = slot / c.block_size, offset = slot % c.block_size;
+    const std::int64_t block = slot / p.block_size, offset = slot % p.block_size;
     rows[t] = (block * g.block_stride + offset * g.slot_stride) * static_cast<std::int64_t>(osize);
   }
   return rows;
@@ -129,7 +131,8 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
   const CacheGeometry g = cache_geometry(c);
   const auto isize = static_cast<std::int64_t>(size_of(c.in_dtype)),
              osize = static_cast<std::int64_t>(size_of(c.out_dtype));
-  const std::int64_t head_read = c.head_dim * isize, head_write = c.head_dim * osize;
+  const std::int64_t D = params_of<CacheWriteParams>(c).head_size;
+  const std::int64_t head_read = D * isize, head_write = D * osize;
   const std::int64_t input = words16(c.num_tokens * c.num_heads * head_read);
   const std::int64_t cache = words16(g.cache_elems * osize);
   const std::int64_t rows_bytes = words16(c.num_tokens * 8);

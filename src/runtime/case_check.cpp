@@ -10,6 +10,7 @@
 #include "core/compare.hpp"
 #include "core/mismatch_report.hpp"
 #include "core/npy.hpp"
+#include "core/operation.hpp"
 #include "runtime/case_sets.hpp"
 #include "runtime/cuda_check.hpp"
 
@@ -108,6 +109,14 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
 
 std::string set_prefix(int set, int sets) {
   return set == 0 ? std::string() : "set " + std::to_string(set) + " of " + std::to_string(sets) + ": ";
+}
+
+bool admit_variant(const Case& c, Row& row) {
+  std::string why = variant_refusal(c);
+  if (why.empty()) return true;
+  row.status = Status::not_supported;
+  row.reason = std::move(why);
+  return false;
 }
 
 }  // namespace kvbench::stages

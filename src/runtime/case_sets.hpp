@@ -5,7 +5,7 @@
 //   time      the engine (timer.hpp) over every set
 //   recheck   what timing could break (slot_order's table)
 //   save      --save-tensors
-// Each op (case_concat.cpp, case_cache_write.cpp) implements CaseSets; the helpers they share
+// Each operation implements CaseSets (src/ops/<op>/stages.cpp); the helpers they share
 // (canaries, upload, compare, saved tensors, the host-data cache) are declared here and defined
 // in case_check.cpp.
 #pragma once
@@ -155,12 +155,16 @@ class CaseSets {
   virtual void save(const ValidationOptions& o, const Row& row) = 0;
 };
 
-// nullptr when the case is refused before any allocation (row.status and reason set).
-std::unique_ptr<CaseSets> concat_sets(const Case& c, std::uint64_t seed,
-                                      const ValidationOptions& options,
-                                      const LaunchOverride& override_launch, Row& row);
-std::unique_ptr<CaseSets> cache_write_sets(const Case& c, std::uint64_t seed,
-                                           const ValidationOptions& options,
-                                           const LaunchOverride& override_launch, Row& row);
+// The case's operation's stages (src/ops/<op>/stages.cpp), looked up by the registry's
+// exhaustive switch (src/ops/stages.cpp). nullptr when the case is refused before any
+// allocation (row.status and reason set).
+std::unique_ptr<CaseSets> make_case_sets(const Case& c, std::uint64_t seed,
+                                         const ValidationOptions& options,
+                                         const LaunchOverride& override_launch, Row& row);
+
+// The first refusal of admission that every operation makes: a variant its operation does not
+// list, or one that does not support the case (core/operation.hpp). Sets the row (not_supported)
+// and returns false when refused.
+bool admit_variant(const Case& c, Row& row);
 
 }  // namespace kvbench::stages

@@ -1,5 +1,7 @@
 #include <cstdint>
 
+#include "kernels/cache_write/cache_write.hpp"
+#include "kernels/concat_mla_k/concat_mla_k.hpp"
 #include "runtime/planted_fault.hpp"
 
 namespace kvbench {
@@ -18,10 +20,13 @@ cudaError_t launch_fault(void* base, cudaStream_t s) {
 
 LaunchOverride planted_fault_launch() {
   LaunchOverride o;
-  o.concat = [](const kernels::ConcatArgs& a, cudaStream_t s) { return launch_fault(a.k, s); };
-  o.cache_write = [](const kernels::CacheWriteArgs& a, cudaStream_t s) {
-    return launch_fault(a.key_cache, s);
-  };
+  o.on<kernels::ConcatArgs>(Kernel::concat_mla_k, [](const kernels::ConcatArgs& a, cudaStream_t s) {
+    return launch_fault(a.k, s);
+  });
+  o.on<kernels::CacheWriteArgs>(Kernel::cache_write,
+                                [](const kernels::CacheWriteArgs& a, cudaStream_t s) {
+                                  return launch_fault(a.key_cache, s);
+                                });
   return o;
 }
 

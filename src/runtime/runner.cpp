@@ -64,9 +64,7 @@ void run_stages(const Case& c, const RunSettings& settings, const DeviceInfo& de
                 std::uint64_t seed, const ValidationOptions& options,
                 const LaunchOverride& override_launch, Row& row) {
   const std::unique_ptr<stages::CaseSets> op =
-      c.kernel == Kernel::concat_mla_k
-          ? stages::concat_sets(c, seed, options, override_launch, row)
-          : stages::cache_write_sets(c, seed, options, override_launch, row);
+      stages::make_case_sets(c, seed, options, override_launch, row);
   if (!op) return;  // admit: refused before any allocation
   const int sets = buffer_sets(*op, settings, device, row);
   if (sets == 0) return;

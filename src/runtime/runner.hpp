@@ -5,13 +5,12 @@
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 #include "core/csv.hpp"
 #include "core/sweep.hpp"
-#include "kernels/cache_write/cache_write.hpp"
-#include "kernels/concat_mla_k/concat_mla_k.hpp"
 
 namespace kvbench {
 
@@ -42,10 +41,26 @@ struct ValidationOptions {
 
 // Test seam: replaces the launch of the case's variant, so tests can plant wrong kernels and
 // see them judged exactly as a real kernel is (same inputs, canaries, guards and comparison).
-// An empty function means the real kernel.
-struct LaunchOverride {
-  std::function<cudaError_t(const kernels::ConcatArgs&, cudaStream_t)> concat;
-  std::function<cudaError_t(const kernels::CacheWriteArgs&, cudaStream_t)> cache_write;
+// Planted per operation, typed by its kernel arguments: on<kernels::ConcatArgs>(
+// Kernel::concat_mla_k, f). An operation without one launches its real kernel.
+class LaunchOverride {
+ public:
+  using Launch = std::function<cudaError_t(const void* args, cudaStream_t)>;
+  template <class Args, class F>
+  LaunchOverride& on(Kernel op, F f) {
+    launches_[op] = [f](const void* args, cudaStream_t s) {
+      return f(*static_cast<const Args*>(args), s);
+    };
+    return *this;
+  }
+  // The planted launch of `op`, or nullptr.
+  const Launch* find(Kernel op) const {
+    const auto it = launches_.find(op);
+    return it == launches_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<Kernel, Launch> launches_;
 };
 
 // Runs one case. Never throws for problems of the case itself (unsupported dtype pair, bad

@@ -21,10 +21,12 @@
 #include <string>
 
 #include "core/case.hpp"
+#include "core/operation.hpp"
 #include "core/rotation.hpp"
 #include "kernels/cache_write/cache_write.hpp"
 #include "kernels/cache_write/plan.hpp"
 #include "kernels/common/device_props.hpp"
+#include "ops/cache_write/params.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "runtime/device_info.hpp"
@@ -34,12 +36,11 @@ namespace kvbench {
 namespace {
 
 Case cache_t1() {
-  Case c;
-  c.kernel = Kernel::cache_write;
+  Case c = operation(Kernel::cache_write).default_case();
   c.num_tokens = 1;
   c.num_heads = 8;
-  c.head_dim = 128;
-  c.block_size = 16;
+  params_of<CacheWriteParams>(c).head_size = 128;
+  params_of<CacheWriteParams>(c).block_size = 16;
   return c;
 }
 
@@ -60,12 +61,14 @@ const Row& passed(const Row& r) {
 void pdl_probe(const DeviceInfo& device) {
   RunSettings s = probe_settings();
   Case c = cache_t1();
-  const LaunchOverride no_pdl{nullptr, [](const kernels::CacheWriteArgs& a, cudaStream_t st) {
-                                kernels::CacheWritePlan p = kernels::plan_cache_write(
-                                    a, Variant::optimized, kernels::current_device_props());
-                                p.pdl = false;
-                                return kernels::launch_cache_write(a, p, st);
-                              }};
+  LaunchOverride no_pdl;
+  no_pdl.on<kernels::CacheWriteArgs>(
+      Kernel::cache_write, [](const kernels::CacheWriteArgs& a, cudaStream_t st) {
+        kernels::CacheWritePlan p =
+            kernels::plan_cache_write(a, Variant::optimized, kernels::current_device_props());
+        p.pdl = false;
+        return kernels::launch_cache_write(a, p, st);
+      });
   for (bool hot : {false, true}) {
     s.hot_inputs = hot;
     c.variant = Variant::optimized;
@@ -84,34 +87,36 @@ void pdl_probe(const DeviceInfo& device) {
 void dirty_probe(const DeviceInfo& device) {
   const RunSettings s = probe_settings();
   Case c = cache_t1();
-  const std::size_t bytes = static_cast<std::size_t>(c.num_tokens * c.num_heads * c.head_dim) * 2;
+  const std::size_t bytes = static_cast<std::size_t>(c.num_tokens * c.num_heads *
+                                                     params_of<CacheWriteParams>(c).head_size) *
+                            2;
   for (Variant v : {Variant::optimized, Variant::seed_port}) {
     c.variant = v;
     double us[3] = {0, 0, 0};
     for (int mode = 0; mode < 3; ++mode) {                          // none, dirty, clean
       std::map<const void*, std::unique_ptr<DeviceBuffer>> shadow;  // per set: K then V
-      const LaunchOverride o{
-          nullptr, [&](const kernels::CacheWriteArgs& a, cudaStream_t st) {
-            auto& sh = shadow[a.key];
-            if (!sh) {  // the set's first launch (validation, before any capture): copy its inputs
-              sh = std::make_unique<DeviceBuffer>(2 * bytes);
-              KVB_CUDA_CHECK(
-                  cudaMemcpyAsync(sh->get(), a.key, bytes, cudaMemcpyDeviceToDevice, st));
-              KVB_CUDA_CHECK(cudaMemcpyAsync(sh->as<unsigned char>() + bytes, a.value, bytes,
-                                             cudaMemcpyDeviceToDevice, st));
-            }
-            auto* k = const_cast<void*>(a.key);
-            auto* val = const_cast<void*>(a.value);
-            unsigned char* sk = sh->as<unsigned char>();
-            if (mode == 1) {
-              KVB_CUDA_CHECK(cudaMemcpyAsync(k, sk, bytes, cudaMemcpyDeviceToDevice, st));
-              KVB_CUDA_CHECK(cudaMemcpyAsync(val, sk + bytes, bytes, cudaMemcpyDeviceToDevice, st));
-            } else if (mode == 2) {
-              KVB_CUDA_CHECK(cudaMemcpyAsync(sk, k, bytes, cudaMemcpyDeviceToDevice, st));
-              KVB_CUDA_CHECK(cudaMemcpyAsync(sk + bytes, val, bytes, cudaMemcpyDeviceToDevice, st));
-            }
-            return kernels::launch_cache_write(a, v, st);
-          }};
+      LaunchOverride o;
+      o.on<kernels::CacheWriteArgs>(Kernel::cache_write, [&](const kernels::CacheWriteArgs& a,
+                                                             cudaStream_t st) {
+        auto& sh = shadow[a.key];
+        if (!sh) {  // the set's first launch (validation, before any capture): copy its inputs
+          sh = std::make_unique<DeviceBuffer>(2 * bytes);
+          KVB_CUDA_CHECK(cudaMemcpyAsync(sh->get(), a.key, bytes, cudaMemcpyDeviceToDevice, st));
+          KVB_CUDA_CHECK(cudaMemcpyAsync(sh->as<unsigned char>() + bytes, a.value, bytes,
+                                         cudaMemcpyDeviceToDevice, st));
+        }
+        auto* k = const_cast<void*>(a.key);
+        auto* val = const_cast<void*>(a.value);
+        unsigned char* sk = sh->as<unsigned char>();
+        if (mode == 1) {
+          KVB_CUDA_CHECK(cudaMemcpyAsync(k, sk, bytes, cudaMemcpyDeviceToDevice, st));
+          KVB_CUDA_CHECK(cudaMemcpyAsync(val, sk + bytes, bytes, cudaMemcpyDeviceToDevice, st));
+        } else if (mode == 2) {
+          KVB_CUDA_CHECK(cudaMemcpyAsync(sk, k, bytes, cudaMemcpyDeviceToDevice, st));
+          KVB_CUDA_CHECK(cudaMemcpyAsync(sk + bytes, val, bytes, cudaMemcpyDeviceToDevice, st));
+        }
+        return kernels::launch_cache_write(a, v, st);
+      });
       us[mode] = passed(run_case(c, s, device, {}, o)).stats.median_us;
     }
     std::printf(

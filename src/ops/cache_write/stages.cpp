@@ -1,25 +1,27 @@
 // reshape_and_cache_flash's stages (case_sets.hpp): admit (slots, scales, injected input and the
 // SPEC.md §2 checks), one set's buffers, build and check, and the slot table after timing.
+#include "ops/cache_write/stages.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 
 #include "core/inputs.hpp"
-#include "core/mismatch_report.hpp"
 #include "core/rotation.hpp"
 #include "core/validate.hpp"
-#include "core/launch_args.hpp"
+#include "kernels/cache_write/cache_write.hpp"
 #include "kernels/cache_write/slot_check.hpp"
+#include "ops/cache_write/launch.hpp"
 #include "reference/reference.hpp"
-#include "runtime/case_sets.hpp"
 #include "runtime/cuda_check.hpp"
 
 namespace kvbench::stages {
 namespace {
 
 std::vector<float> make_scales(const Case& c, std::uint64_t seed) {
-  if (c.scale == ScaleMode::none) return {};
-  const std::int64_t n = c.scale == ScaleMode::per_head ? c.num_heads : 1;
+  const ScaleMode scale = params_of<CacheWriteParams>(c).scale;
+  if (scale == ScaleMode::none) return {};
+  const std::int64_t n = scale == ScaleMode::per_head ? c.num_heads : 1;
   std::vector<float> v(static_cast<std::size_t>(n));
   std::uint64_t state = seed;
   for (auto& x : v)  // positive, finite, not powers of two: the division must round
@@ -67,7 +69,12 @@ class CacheWriteSets final : public CaseSets {
  public:
   CacheWriteSets(const Case& c, const CacheGeometry& g, Slots first, std::uint64_t seed,
                  const ValidationOptions& options, const LaunchOverride& override_launch)
-      : c_(c), g_(g), first_slots_(std::move(first)), seed_(seed), options_(options),
+      : c_(c),
+        p_(params_of<CacheWriteParams>(c)),
+        g_(g),
+        first_slots_(std::move(first)),
+        seed_(seed),
+        options_(options),
         override_(override_launch) {
     const std::size_t osize = size_of(c.out_dtype);
     guard_bytes_ = static_cast<std::size_t>(g.guard_elems) * osize;
@@ -76,7 +83,8 @@ class CacheWriteSets final : public CaseSets {
     key_at_ = layout_.add(input);
     value_at_ = layout_.add(input);
     slots_at_ = layout_.add(first_slots_.slots.slot_mapping.size() * sizeof(std::int64_t));
-    swa_at_ = layout_.add(c.swa ? (first_slots_.slots.swa_table.size() + 1) * sizeof(std::int64_t) : 0);
+    swa_at_ =
+        layout_.add(p_.swa ? (first_slots_.slots.swa_table.size() + 1) * sizeof(std::int64_t) : 0);
     ks_at_ = layout_.add(first_slots_.k_scale.size() * sizeof(float));
     vs_at_ = layout_.add(first_slots_.v_scale.size() * sizeof(float));
     layout_.end_inputs();
@@ -117,7 +125,7 @@ class CacheWriteSets final : public CaseSets {
     const std::vector<std::int64_t> owners = slot_owners(slots, g_);
     // The SWA table travels with one guard entry before it (see untargeted_slot).
     std::vector<std::int64_t> swa_guarded;
-    if (c_.swa) {
+    if (p_.swa) {
       swa_guarded.push_back(untargeted_slot(owners, g_));
       swa_guarded.insert(swa_guarded.end(), slots.swa_table.begin(), slots.swa_table.end());
     }
@@ -127,7 +135,8 @@ class CacheWriteSets final : public CaseSets {
     upload(base + vs_at_, sl.v_scale.data(), sl.v_scale.size() * sizeof(float), stream);
     args_.push_back(args_for(base));
     // Planned once per set: every launch of it (validation and timing) executes this plan.
-    plans_.push_back(kernels::plan_cache_write(args_.back(), c_.variant, kernels::current_device_props()));
+    plans_.push_back(
+        kernels::plan_cache_write(args_.back(), c_.variant, kernels::current_device_props()));
     if (options_.check_bounds) {
       if (!bounds_ok(set, sets, base, slots, stream, row)) return false;
       if (std::string bad = check_set(c_, g_, sl); !bad.empty()) {
@@ -172,8 +181,8 @@ class CacheWriteSets final : public CaseSets {
 
   cudaError_t launch(int set, cudaStream_t s) const override {
     const auto i = static_cast<std::size_t>(set);
-    return override_.cache_write ? override_.cache_write(args_[i], s)
-                                 : kernels::launch_cache_write(args_[i], plans_[i], s);
+    const LaunchOverride::Launch* planted = override_.find(Kernel::cache_write);
+    return planted ? (*planted)(&args_[i], s) : kernels::launch_cache_write(args_[i], plans_[i], s);
   }
 
   // Timing relaunches with the same tables: a launch that left an entry set would have timed
@@ -184,11 +193,13 @@ class CacheWriteSets final : public CaseSets {
       KVB_CUDA_CHECK(cudaMemcpyAsync(table.data(), args_[static_cast<std::size_t>(set)].slot_table,
                                      table_bytes_, cudaMemcpyDeviceToHost, stream));
       KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
-      const auto bad = std::find_if(table.begin(), table.end(), [](std::int32_t v) { return v != -1; });
+      const auto bad =
+          std::find_if(table.begin(), table.end(), [](std::int32_t v) { return v != -1; });
       if (bad == table.end()) continue;
       row.status = Status::incorrect;
-      row.reason = set_prefix(set, sets) + "slot table entry " + std::to_string(bad - table.begin()) +
-                   " = " + std::to_string(*bad) + " after the launches (each launch must leave it -1)";
+      row.reason = set_prefix(set, sets) + "slot table entry " +
+                   std::to_string(bad - table.begin()) + " = " + std::to_string(*bad) +
+                   " after the launches (each launch must leave it -1)";
     }
   }
 
@@ -220,21 +231,40 @@ class CacheWriteSets final : public CaseSets {
   CacheHost make_host(std::uint64_t seed, const Slots& sl) const {
     const Case& c = c_;
     const CacheGeometry& g = g_;
-    CacheHost h{host_bytes(g.key_elems, c.in_dtype), host_bytes(g.key_elems, c.in_dtype),
-                host_bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype), {}};
+    CacheHost h{host_bytes(g.key_elems, c.in_dtype),
+                host_bytes(g.key_elems, c.in_dtype),
+                host_bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype),
+                {}};
     fill_random(c.in_dtype, h.key.data(), g.key_elems, seed);
     fill_random(c.in_dtype, h.value.data(), g.key_elems, seed + 1);
     // [guard | K and V caches | guard], all canary; the reference writes cache elements only.
     std::memset(h.expected.data(), kCanary, h.expected.size());
     unsigned char* exp_k = h.expected.data() + guard_bytes_;
     const SlotData& slots = sl.slots;
-    ref::reshape_and_cache_flash(
-        {c.in_dtype, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim, c.block_size,
-         g.num_blocks, h.key.data(), h.value.data(), g.key_s0, g.key_s1, g.key_s0, g.key_s1,
-         slots.slot_mapping.data(), c.swa ? slots.swa_table.data() : nullptr,
-         static_cast<std::int64_t>(slots.swa_table.size()), g.skip_slot, c.layout, exp_k,
-         exp_k + v_bytes_, g.block_stride, c.scale, sl.k_scale.empty() ? nullptr : sl.k_scale.data(),
-         sl.v_scale.empty() ? nullptr : sl.v_scale.data()});
+    ref::reshape_and_cache_flash({c.in_dtype,
+                                  c.out_dtype,
+                                  c.num_tokens,
+                                  c.num_heads,
+                                  p_.head_size,
+                                  p_.block_size,
+                                  g.num_blocks,
+                                  h.key.data(),
+                                  h.value.data(),
+                                  g.key_s0,
+                                  g.key_s1,
+                                  g.key_s0,
+                                  g.key_s1,
+                                  slots.slot_mapping.data(),
+                                  p_.swa ? slots.swa_table.data() : nullptr,
+                                  static_cast<std::int64_t>(slots.swa_table.size()),
+                                  g.skip_slot,
+                                  p_.layout,
+                                  exp_k,
+                                  exp_k + v_bytes_,
+                                  g.block_stride,
+                                  p_.scale,
+                                  sl.k_scale.empty() ? nullptr : sl.k_scale.data(),
+                                  sl.v_scale.empty() ? nullptr : sl.v_scale.data()});
     return h;
   }
 
@@ -244,7 +274,7 @@ class CacheWriteSets final : public CaseSets {
         c_, g_,
         {base + key_at_, base + value_at_, base + cache_at_,
          reinterpret_cast<const std::int64_t*>(base + slots_at_),
-         c_.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1 : nullptr,
+         p_.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1 : nullptr,
          scaled ? reinterpret_cast<const float*>(base + ks_at_) : nullptr,
          scaled ? reinterpret_cast<const float*>(base + vs_at_) : nullptr,
          reinterpret_cast<std::int32_t*>(base + table_at_)});
@@ -254,12 +284,13 @@ class CacheWriteSets final : public CaseSets {
   bool bounds_ok(int set, int sets, unsigned char* base, const SlotData& slots, cudaStream_t s,
                  Row& row) const {
     auto* d_first = reinterpret_cast<unsigned long long*>(base + first_bad_at_);
-    const kernels::SlotCheckArgs a{reinterpret_cast<const std::int64_t*>(base + slots_at_),
-                                   c_.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1
-                                          : nullptr,
-                                   static_cast<std::int64_t>(slots.slot_mapping.size()),
-                                   static_cast<std::int64_t>(slots.swa_table.size()), g_.num_slots,
-                                   d_first};
+    const kernels::SlotCheckArgs a{
+        reinterpret_cast<const std::int64_t*>(base + slots_at_),
+        p_.swa ? reinterpret_cast<const std::int64_t*>(base + swa_at_) + 1 : nullptr,
+        static_cast<std::int64_t>(slots.slot_mapping.size()),
+        static_cast<std::int64_t>(slots.swa_table.size()),
+        g_.num_slots,
+        d_first};
     KVB_CUDA_CHECK(kernels::launch_slot_check(a, s));
     unsigned long long first = 0;
     KVB_CUDA_CHECK(cudaMemcpyAsync(&first, d_first, sizeof first, cudaMemcpyDeviceToHost, s));
@@ -268,13 +299,13 @@ class CacheWriteSets final : public CaseSets {
     const auto t = static_cast<std::int64_t>(first);
     const std::int64_t logical = slots.slot_mapping[static_cast<std::size_t>(t)];
     std::string what = "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(logical);
-    if (c_.swa && logical < static_cast<std::int64_t>(slots.swa_table.size()))
+    if (p_.swa && logical < static_cast<std::int64_t>(slots.swa_table.size()))
       what += ", swa_slot_mapping[" + std::to_string(logical) +
               "] = " + std::to_string(slots.swa_table[static_cast<std::size_t>(logical)]);
     row.status = Status::rejected;
     row.reason = set_prefix(set, sets) + "token " + std::to_string(t) + ": " + what +
                  " out of range (NB*BS = " + std::to_string(g_.num_slots) +
-                 (c_.swa ? ", SWA table size " + std::to_string(slots.swa_table.size()) : "") +
+                 (p_.swa ? ", SWA table size " + std::to_string(slots.swa_table.size()) : "") +
                  "); found on the device by --check-bounds, the cache write was not launched";
     return false;
   }
@@ -283,10 +314,11 @@ class CacheWriteSets final : public CaseSets {
     const Case& c = c_;
     const CacheGeometry& g = g_;
     std::ostringstream geo;
-    geo << "key/value [T, H, D] strides (" << g.key_s0 << ", " << g.key_s1 << ", 1); caches: "
-        << to_string(c.layout) << ", NB " << g.num_blocks << ", block stride " << g.block_stride
-        << ", slot stride " << g.slot_stride << ", head stride " << g.head_stride
-        << "; key_cache starts at element " << g.guard_elems << " of cache_expected / cache_actual, "
+    geo << "key/value [T, H, D] strides (" << g.key_s0 << ", " << g.key_s1
+        << ", 1); caches: " << to_string(p_.layout) << ", NB " << g.num_blocks << ", block stride "
+        << g.block_stride << ", slot stride " << g.slot_stride << ", head stride " << g.head_stride
+        << "; key_cache starts at element " << g.guard_elems
+        << " of cache_expected / cache_actual, "
         << "value_cache " << g.value_cache_offset << " elements after it (guards of "
         << g.guard_elems << " canary elements before and after); skip_slot " << g.skip_slot;
     std::vector<SavedTensor> t = {tensor("key", c.in_dtype, host.key),
@@ -294,7 +326,7 @@ class CacheWriteSets final : public CaseSets {
                                   i64_tensor("slot_mapping", sl.slots.slot_mapping),
                                   tensor("cache_expected", c.out_dtype, host.expected),
                                   tensor("cache_actual", c.out_dtype, actual)};
-    if (c.swa) t.push_back(i64_tensor("swa_slot_mapping", sl.slots.swa_table));
+    if (p_.swa) t.push_back(i64_tensor("swa_slot_mapping", sl.slots.swa_table));
     if (!sl.k_scale.empty()) {
       t.push_back(f32_tensor("k_scale", sl.k_scale));
       t.push_back(f32_tensor("v_scale", sl.v_scale));
@@ -303,6 +335,7 @@ class CacheWriteSets final : public CaseSets {
   }
 
   Case c_;
+  CacheWriteParams p_;  // c_'s
   CacheGeometry g_;
   Slots first_slots_;
   std::uint64_t seed_;
@@ -314,7 +347,7 @@ class CacheWriteSets final : public CaseSets {
               table_bytes_ = 0, first_bad_at_ = 0;
   std::vector<kernels::CacheWriteArgs> args_;  // per built set
   std::vector<kernels::CacheWritePlan> plans_;
-  const CacheHost* first_ = nullptr;           // set 0's host data (held by the LastCase cache)
+  const CacheHost* first_ = nullptr;  // set 0's host data (held by the LastCase cache)
   Bytes first_actual_;
 };
 
@@ -329,6 +362,7 @@ std::unique_ptr<CaseSets> cache_write_sets(const Case& c, std::uint64_t seed,
                  std::string(to_string(c.out_dtype)) + " not supported (inputs: f32, f16, bf16)";
     return nullptr;
   }
+  if (!admit_variant(c, row)) return nullptr;
   CacheGeometry g = cache_geometry(c);
   Slots first;
   if (std::string why = make_set_slots(c, g, seed, first); !why.empty()) {

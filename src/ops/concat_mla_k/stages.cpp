@@ -1,14 +1,14 @@
 // concat_and_cast_mha_k's stages (case_sets.hpp): admit, one set's buffers, build and check.
+#include "ops/concat_mla_k/stages.hpp"
+
 #include <cstring>
 #include <sstream>
 
 #include "core/inputs.hpp"
-#include "core/launch_args.hpp"
-#include "core/mismatch_report.hpp"
 #include "core/rotation.hpp"
-#include "core/validate.hpp"
+#include "kernels/concat_mla_k/concat_mla_k.hpp"
+#include "ops/concat_mla_k/launch.hpp"
 #include "reference/reference.hpp"
-#include "runtime/case_sets.hpp"
 #include "runtime/cuda_check.hpp"
 
 namespace kvbench::stages {
@@ -49,11 +49,12 @@ class ConcatSets final : public CaseSets {
     KVB_CUDA_CHECK(cudaMemsetAsync(base + k_at_, kCanary, k_bytes_, stream));
     args_.push_back(concat_args(c_, g_, {base + nope_at_, base + rope_at_, base + k_at_}));
     // Planned once per set: every launch of it (validation and timing) executes this plan.
-    plans_.push_back(kernels::plan_concat(args_.back(), c_.variant, kernels::current_device_props()));
-    Bytes actual = launch_and_compare(
-        [this, set](cudaStream_t s) { return launch(set, s); }, base + k_at_, host.expected,
-        c_.out_dtype, stream, options_, [this](std::int64_t i) { return locate_concat(c_, g_, i); },
-        row);
+    plans_.push_back(
+        kernels::plan_concat(args_.back(), c_.variant, kernels::current_device_props()));
+    Bytes actual =
+        launch_and_compare([this, set](cudaStream_t s) { return launch(set, s); }, base + k_at_,
+                           host.expected, c_.out_dtype, stream, options_,
+                           [this](std::int64_t i) { return locate_concat(c_, g_, i); }, row);
     if (set == 0) {
       first_ = &host;
       // Kept for --save-tensors only: the read-back output can be as large as the case.
@@ -67,8 +68,9 @@ class ConcatSets final : public CaseSets {
 
   cudaError_t launch(int set, cudaStream_t s) const override {
     const auto i = static_cast<std::size_t>(set);
-    return override_.concat ? override_.concat(args_[i], s)
-                            : kernels::launch_concat_mla_k(args_[i], plans_[i], s);
+    const LaunchOverride::Launch* planted = override_.find(Kernel::concat_mla_k);
+    return planted ? (*planted)(&args_[i], s)
+                   : kernels::launch_concat_mla_k(args_[i], plans_[i], s);
   }
 
   void save(const ValidationOptions&, const Row&) override {
@@ -89,8 +91,9 @@ class ConcatSets final : public CaseSets {
     fill_random(c.in_dtype, h.rope.data(), g_.rope_elems, seed + 1);
     // [guard | k | guard], all canary; the reference writes k only.
     std::memset(h.expected.data(), kCanary, h.expected.size());
-    ref::concat_and_cast_mha_k({c.in_dtype, c.out_dtype, c.num_tokens, c.num_heads, c.head_dim,
-                                c.rope_dim, h.nope.data(), h.rope.data(),
+    const ConcatParams& p = params_of<ConcatParams>(c);
+    ref::concat_and_cast_mha_k({c.in_dtype, c.out_dtype, c.num_tokens, c.num_heads, p.nope_dim,
+                                p.rope_dim, h.nope.data(), h.rope.data(),
                                 h.expected.data() + guard_bytes_, g_.nope_s0, g_.nope_s1,
                                 g_.rope_s0, g_.k_s0, g_.k_s1});
     return h;
@@ -103,10 +106,11 @@ class ConcatSets final : public CaseSets {
         << g_.k_s0 << ", " << g_.k_s1 << ", 1) starting at element " << g_.guard_elems
         << " of k_expected / k_actual (guards of " << g_.guard_elems
         << " canary elements before and after)";
-    save_tensors(options_, c_, set, geo.str(),
-                 {tensor("k_nope", c_.in_dtype, host.nope), tensor("k_rope", c_.in_dtype, host.rope),
-                  tensor("k_expected", c_.out_dtype, host.expected),
-                  tensor("k_actual", c_.out_dtype, actual)});
+    save_tensors(
+        options_, c_, set, geo.str(),
+        {tensor("k_nope", c_.in_dtype, host.nope), tensor("k_rope", c_.in_dtype, host.rope),
+         tensor("k_expected", c_.out_dtype, host.expected),
+         tensor("k_actual", c_.out_dtype, actual)});
   }
 
   Case c_;
@@ -118,7 +122,7 @@ class ConcatSets final : public CaseSets {
   std::size_t guard_bytes_ = 0, nope_at_ = 0, rope_at_ = 0, k_at_ = 0, k_bytes_ = 0;
   std::vector<kernels::ConcatArgs> args_;  // per built set
   std::vector<kernels::ConcatPlan> plans_;
-  const ConcatHost* first_ = nullptr;      // set 0's host data (held by the LastCase cache)
+  const ConcatHost* first_ = nullptr;  // set 0's host data (held by the LastCase cache)
   Bytes first_actual_;
 };
 
@@ -137,11 +141,7 @@ std::unique_ptr<CaseSets> concat_sets(const Case& c, std::uint64_t seed,
     row.reason = unsupported_pair(c);
     return nullptr;
   }
-  if (c.variant == Variant::slot_order) {
-    row.status = Status::not_supported;
-    row.reason = "variant slot_order is a reshape_and_cache_flash variant (it orders slots)";
-    return nullptr;
-  }
+  if (!admit_variant(c, row)) return nullptr;
   ConcatGeometry g = concat_geometry(c);
   if (std::string why = inject_concat(c, g); !why.empty()) {
     row.status = Status::not_supported;
@@ -157,6 +157,5 @@ std::unique_ptr<CaseSets> concat_sets(const Case& c, std::uint64_t seed,
   row.bytes = concat_bytes(c);
   return std::make_unique<ConcatSets>(c, g, seed, options, override_launch);
 }
-
 
 }  // namespace kvbench::stages

@@ -1,0 +1,133 @@
+// What the op-agnostic code (sweep expansion, the CSV, memory admission, `kvbench bounds`) asks
+// of an operation, and the registry that answers by operation. Each operation implements
+// Operation in its own folder (src/ops/<op>/operation.cpp); src/ops/registry.cpp lists them, one
+// line each. The rest of kvbench looks an operation up here, or switches over Kernel
+// exhaustively (-Werror=switch): a new operation never edits a two-way branch.
+//
+// What core must not link (launch plans: kernel headers; run stages: CUDA) is looked up the same
+// way one layer up: src/ops/launch.hpp and src/ops/stages.hpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/case.hpp"
+#include "core/footprint.hpp"
+
+namespace kvbench {
+
+// One YAML axis of an operation: its name and where a value goes. The sweep parser reads the
+// YAML scalar by the setter's kind (a positive integer, true/false, or one of an enum's names)
+// and reports a bad value with file, line, column and key.
+struct Axis {
+  enum class Kind { integer, boolean, enumeration };
+  std::string name;
+  Kind kind = Kind::integer;
+  std::function<void(Case&, std::int64_t)> set_int;  // integer: in [1, 2^31-1]
+  std::function<void(Case&, bool)> set_bool;         // boolean
+  // enumeration: parses a name (std::invalid_argument naming the accepted set when unknown).
+  std::function<void(Case&, const std::string&)> set_enum;
+  std::string enum_names;  // enumeration: "a, b, c", for a value that is not a scalar
+  // A value the enum has but this operation refuses (e.g. a stride mode of the other
+  // operation): why, or "" when accepted. Checked after every value of the axis has parsed.
+  std::function<std::string(const std::string&)> refuse;
+};
+
+// Axis builders over the case header (Case::*) or the operation's parameters (P::*).
+template <class T>
+Axis header_axis(const std::string& name, T Case::*field);
+template <class P, class T>
+Axis param_axis(const std::string& name, T P::*field);
+
+// A variant of an operation: its name, one line on why it exists, and whether it runs a case
+// (an empty reason when it does; otherwise why not, which becomes the not_supported row's
+// reason). An operation lists its variants in one place (its operation.cpp).
+struct VariantInfo {
+  Variant variant;
+  std::string why;
+  std::function<std::string(const Case&)> supports;
+};
+
+// The CSV's case columns that belong to operations (result_csv.hpp, docs/measurement.md): one
+// schema for every operation. An operation fills the columns it has; the others keep these
+// fillers, so every row has every column.
+struct OpColumns {
+  std::int64_t head_dim = 128;  // the operation's head width (concat: NOPE; cache write: D)
+  std::int64_t rope_dim = 0;
+  std::int64_t block_size = 16;
+  Layout layout = Layout::nhd;
+  ScaleMode scale = ScaleMode::none;
+  bool swa = false;
+  bool kv_interleaved = false;
+  SlotPattern slots = SlotPattern::random;
+};
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  virtual Kernel kernel() const = 0;
+  // A case with every axis at its default (the sweep's starting point).
+  virtual Case default_case() const = 0;
+  // YAML axes in expansion order, outermost first (docs/sweeps.md lists them).
+  virtual const std::vector<Axis>& axes() const = 0;
+  virtual const std::vector<VariantInfo>& variants() const = 0;
+  virtual std::string describe(const Case& c) const = 0;
+  // Geometry and bytes computed with overflow checks; SizeOverflow when a size does not fit.
+  virtual void check_sizes(const Case& c) const = 0;
+  // Output elements one launch writes when `written_tokens` tokens write (SPEC.md §4): `kvbench
+  // bounds` splits a row's bytes into written and read by it. SizeOverflow when it does not fit.
+  virtual std::int64_t output_elems(const Case& c, std::int64_t written_tokens) const = 0;
+  // What a run of the case allocates (core/footprint.hpp).
+  virtual Footprint footprint(const Case& c) const = 0;
+  // The CSV's operation columns of c, and back (a case rebuilt from a result row).
+  virtual OpColumns columns(const Case& c) const = 0;
+  virtual void set_columns(Case& c, const OpColumns& cols) const = 0;
+};
+
+// The registered operations, in the order of the Kernel enum (src/ops/registry.cpp).
+const std::vector<const Operation*>& operations();
+// The operation of k; every Kernel value has one (tests/test_registry.cpp).
+const Operation& operation(Kernel k);
+
+// "" when the case's operation lists its variant and the variant supports the case; otherwise
+// why not: "variant slot_order is a reshape_and_cache_flash variant (it orders slots)".
+std::string variant_refusal(const Case& c);
+
+// ---- templates ----
+
+namespace detail {
+template <class T>
+void set_axis(Axis& a, std::function<T&(Case&)> field) {
+  if constexpr (std::is_same_v<T, bool>) {
+    a.kind = Axis::Kind::boolean;
+    a.set_bool = [field](Case& c, bool v) { field(c) = v; };
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    a.kind = Axis::Kind::integer;
+    a.set_int = [field](Case& c, std::int64_t v) { field(c) = v; };
+  } else {
+    a.kind = Axis::Kind::enumeration;
+    a.set_enum = [field](Case& c, const std::string& s) { field(c) = from_string<T>(s); };
+    a.enum_names = joined_names<T>();
+  }
+}
+}  // namespace detail
+
+template <class T>
+Axis header_axis(const std::string& name, T Case::*field) {
+  Axis a;
+  a.name = name;
+  detail::set_axis<T>(a, [field](Case& c) -> T& { return c.*field; });
+  return a;
+}
+
+template <class P, class T>
+Axis param_axis(const std::string& name, T P::*field) {
+  Axis a;
+  a.name = name;
+  detail::set_axis<T>(a, [field](Case& c) -> T& { return params_of<P>(c).*field; });
+  return a;
+}
+
+}  // namespace kvbench

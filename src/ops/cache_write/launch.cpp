@@ -1,0 +1,56 @@
+#include "ops/cache_write/launch.hpp"
+
+namespace kvbench {
+
+kernels::CacheWriteArgs cache_write_args(const Case& c, const CacheGeometry& g,
+                                         const CacheWriteBuffers& b) {
+  const CacheWriteParams& p = params_of<CacheWriteParams>(c);
+  const std::size_t osize = size_of(c.out_dtype);
+  const std::size_t guard_bytes = static_cast<std::size_t>(g.guard_elems) * osize;
+  const std::size_t v_bytes = static_cast<std::size_t>(g.value_cache_offset) * osize;
+  kernels::CacheWriteArgs a{};
+  a.key = b.key;
+  a.value = b.value;
+  a.key_cache = static_cast<unsigned char*>(b.cache) + guard_bytes;
+  a.value_cache = static_cast<unsigned char*>(b.cache) + guard_bytes + v_bytes;
+  a.slot_mapping = b.slot_mapping;
+  a.swa_slot_mapping = b.swa_slot_mapping;
+  a.k_scale = b.k_scale;
+  a.v_scale = b.v_scale;
+  a.num_tokens = c.num_tokens;
+  a.num_heads = c.num_heads;
+  a.head_size = p.head_size;
+  a.block_size = p.block_size;
+  a.key_s0 = a.value_s0 = g.key_s0;
+  a.key_s1 = a.value_s1 = g.key_s1;
+  a.block_stride = g.block_stride;
+  a.slot_stride = g.slot_stride;
+  a.head_stride = g.head_stride;
+  a.skip_slot = g.skip_slot;
+  a.num_slots = g.num_slots;
+  a.slot_table = b.slot_table;
+  a.scale = p.scale;
+  a.in_dtype = c.in_dtype;
+  a.out_dtype = c.out_dtype;
+  return a;
+}
+
+CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device) {
+  const CacheWriteParams& p = params_of<CacheWriteParams>(c);
+  const CacheGeometry g = cache_geometry(c);
+  const bool scaled = p.scale != ScaleMode::none;
+  const CacheWriteBuffers b{plan_allocation<void>(0),
+                            plan_allocation<void>(1),
+                            plan_allocation<void>(2),
+                            plan_allocation<std::int64_t>(3),
+                            p.swa ? plan_allocation<std::int64_t>(4) + 1 : nullptr,
+                            scaled ? plan_allocation<float>(5) : nullptr,
+                            scaled ? plan_allocation<float>(6) : nullptr,
+                            plan_allocation<std::int32_t>(7)};
+  const kernels::CacheWritePlan plan =
+      kernels::plan_cache_write(cache_write_args(c, g, b), c.variant, device);
+  return {kernels::to_string(plan, c.in_dtype),
+          plan.error.empty() ? plan_key(plan, c.in_dtype) : ""};
+}
+
+}  // namespace kvbench

@@ -1,0 +1,21 @@
+// concat_and_cast_mha_k: case -> kernel arguments -> launch plan (kernels/concat_mla_k/plan.hpp).
+#pragma once
+
+#include "kernels/concat_mla_k/plan.hpp"
+#include "ops/concat_mla_k/operation.hpp"
+#include "ops/launch.hpp"
+
+namespace kvbench {
+
+// Device buffers of a concat case, each where its allocation starts.
+struct ConcatBuffers {
+  const void* k_nope;
+  const void* k_rope;
+  void* k_buffer;  // [guard | k | guard]
+};
+kernels::ConcatArgs concat_args(const Case& c, const ConcatGeometry& g, const ConcatBuffers& b);
+
+// case_plan (ops/launch.hpp) of a concat case.
+CasePlan concat_plan(const Case& c, const kernels::DeviceProps& device);
+
+}  // namespace kvbench
