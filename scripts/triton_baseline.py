@@ -44,7 +44,7 @@ import kvbench_python  # noqa: E402
 import kvbench_schema  # noqa: E402
 
 VARIANT = "triton"
-PAD = 16           # extra elements per stride in `strides: padded` (src/core/case.cpp)
+PAD = 16           # extra elements per stride in `strides: padded` (src/ops/*/operation.cpp)
 SGLANG_V = 128     # V head size after NOPE in kv_b_proj's output (`strides: sglang`)
 SGLANG_LORA = 512  # kv_lora_rank: the latent is 512 + ROPE wide
 INT32_MAX = 2**31 - 1
@@ -100,7 +100,7 @@ def is_pow2(n):
 
 
 def concat_geometry(c):
-    """Strides and allocation sizes in elements, as src/core/case.cpp's concat_geometry()."""
+    """Strides and allocation sizes in elements, as src/ops/concat_mla_k's concat_geometry()."""
     T, H, N, R = c["num_tokens"], c["num_heads"], c["head_dim"], c["rope_dim"]
     if c["strides"] == "contiguous":
         g = dict(nope_s1=N, nope_s0=H * N, rope_s0=R, k_s1=N + R, k_s0=H * (N + R))
@@ -117,7 +117,7 @@ def concat_geometry(c):
 
 
 def cache_geometry(c):
-    """As src/core/case.cpp's cache_geometry(), for the cases the seed supports (NHD, dense
+    """As src/ops/cache_write's cache_geometry(), for the cases the seed supports (NHD, dense
     strides): room for every token plus slack, so untouched slots keep their canary."""
     T, H, D, BS = c["num_tokens"], c["num_heads"], c["head_dim"], c["block_size"]
     num_blocks = -(-(T + T // 8 + 1) // BS) + 1
@@ -371,7 +371,7 @@ def concat_bytes(c, gen):
 
 
 def make_slots(c, g, gen):
-    """Slot mapping (and SWA table) like src/core/inputs.cpp's make_slots() for the patterns the
+    """Slot mapping (and SWA table) like src/ops/cache_write's make_slots() for the patterns the
     seed runs: distinct random or contiguous slots, every 8th token -1 when padded; with SWA a
     table twice the cache's size maps each used logical slot to a distinct physical one, every
     16th used entry -1 (evicted). Returns (slot_mapping, swa_table or None, physical slot per token,

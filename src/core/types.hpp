@@ -12,10 +12,12 @@
 namespace kvbench {
 
 enum class DType { f32, f16, bf16, fp8_e4m3, fp8_e5m2 };
+// The operations, by the kernel they write; each is registered in src/ops/registry.cpp, in this
+// order.
 enum class Kernel { concat_mla_k, cache_write };
-// seed_port: a straight port of the seed's Triton program; optimized: 16-byte vectorized,
-// tiled over (token, vector) — the launcher picks its tiling from the shape (kernels/*.cu);
-// slot_order (cache write only): writes the cache in slot order through an inverse slot table.
+// The variants' names. Which operation has which, and why each exists, each operation lists in
+// one place (its variants(), src/ops/<op>/operation.cpp); a variant's launch decisions are its
+// plan's (kernels/<op>/plan.cpp).
 enum class Variant { seed_port, optimized, slot_order };
 enum class Layout { nhd, hnd };
 enum class ScaleMode { none, per_tensor, per_head };
