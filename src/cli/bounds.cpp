@@ -1,26 +1,31 @@
 // `kvbench bounds`: the fastest plain kernels moving each case's bytes (runtime/bounds_runner.hpp).
+#include "core/bounds.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
-#include "core/bounds.hpp"
+#include "cli/flags.hpp"
 #include "core/footprint.hpp"
 #include "core/outputs.hpp"
-#include "ops/cache_write/operation.hpp"
 #include "kvbench_version.hpp"
+#include "ops/cache_write/operation.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/device_info.hpp"
+#include "runtime/runner.hpp"
 
 namespace kvbench::cli {
+namespace {
 
-int cmd_bounds(const std::string& results_path, const std::string& output,
-               std::int64_t max_tokens, const std::string& variant, const Overrides& overrides) {
+int cmd_bounds(const std::string& results_path, const std::string& output, std::int64_t max_tokens,
+               const std::string& variant, const Overrides& overrides) {
   RunSettings s;
   apply(overrides, s);
   // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
@@ -83,6 +88,36 @@ int cmd_bounds(const std::string& results_path, const std::string& output,
               static_cast<long long>(max_tokens),
               variant.empty() ? "" : (", variant " + variant).c_str(), results_path.c_str());
   return refused ? kFailed : kOk;
+}
+
+}  // namespace
+
+Command add_bounds(CLI::App& app) {
+  struct Args {
+    std::string input, output, variant, seed;
+    std::int64_t max_tokens = std::int64_t{1} << 40;
+    Overrides overrides;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* bounds = app.add_subcommand(
+      "bounds",
+      "Time the fastest plain kernels moving each case's bytes to its places (its bound)");
+  bounds->add_option("results", a->input, "Result CSV of `kvbench run`")->required();
+  bounds->add_option("-o,--output", a->output, "CSV to write")->required()->check(non_empty());
+  bounds
+      ->add_option("--max-tokens", a->max_tokens,
+                   "Only cases with num_tokens up to this (default: all)")
+      ->transform(integer_in(1, std::uint64_t{1} << 40));
+  bounds->add_option("--variant", a->variant, "Only rows of this variant (e.g. optimized)")
+      ->check(non_empty());
+  bounds->add_option(
+      "--seed", a->seed,
+      "The run's input seed, which gives each case's slots (settings.seed; default 1)");
+  add_timing_flags(bounds, a->overrides);
+  return {bounds, [a] {
+            if (!a->seed.empty()) a->overrides.seed = parse_seed_flag(a->seed);
+            return cmd_bounds(a->input, a->output, a->max_tokens, a->variant, a->overrides);
+          }};
 }
 
 }  // namespace kvbench::cli

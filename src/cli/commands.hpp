@@ -1,61 +1,31 @@
-// One function per subcommand; main.cpp parses the command line and maps exceptions to exit
-// codes (cli/exit_codes.hpp). Each returns its exit code and throws on bad input.
+// The subcommands. Each src/cli/<command>.cpp registers its subcommand and its options on the
+// app and returns what runs it; main.cpp only parses the command line and maps exceptions onto
+// the exit codes (cli/exit_codes.hpp). A command returns its exit code and throws on bad input.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <string>
+#include <CLI/CLI.hpp>
+#include <functional>
 #include <vector>
-
-#include "cli/flags.hpp"
-#include "runtime/runner.hpp"
 
 namespace kvbench::cli {
 
-struct RunArgs {
-  std::string config_path;
-  std::string output;  // empty: results/<config name>.csv
-  Overrides overrides;
-  GateFlags gate;  // gate.baseline empty: no gate
-  ValidationOptions validation;
-  std::vector<std::size_t> cases;  // empty: every case
-  std::string shard;               // --shard I/N or slurm; empty: the whole sweep
-  std::string devices;             // --devices all or 0,2,5; empty: one worker, device 0
-  bool resume = false;             // --resume: append the cases missing from the output
-  double case_timeout_s = 900;     // --case-timeout: a worker silent this long is killed
-  std::uint64_t max_cases = kDefaultMaxCases;
+// One registered subcommand: CLI11's, and what runs it once the command line names it.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
 };
-int cmd_run(RunArgs args);
 
-// The hidden `kvbench worker` that `run` supervises (docs/workers.md). `skip_floor`: a worker
-// replacing one that died reports no launch floor (the parent has its predecessor's).
-int cmd_worker(RunArgs args, bool skip_floor);
+Command add_run(CLI::App& app);          // run.cpp
+Command add_worker(CLI::App& app);       // worker.cpp: hidden, started by `run`
+Command add_merge(CLI::App& app);        // merge.cpp
+Command add_compare(CLI::App& app);      // compare.cpp
+Command add_calibrate(CLI::App& app);    // calibrate.cpp
+Command add_flush_study(CLI::App& app);  // flush_study.cpp
+Command add_bounds(CLI::App& app);       // bounds.cpp
+Command add_list(CLI::App& app);         // list.cpp
+Command add_schema(CLI::App& app);       // schema.cpp
 
-// Merges the CSVs of a sharded run (and their sidecars) into `output`; docs/scale-out.md.
-int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
-              bool allow_missing, const std::string& config_override);
-
-int cmd_compare(const std::string& current_path, const GateFlags& flags);
-
-// `list --plan`: each case's launch plan, on the named device profile (h200, h100) or, when
-// none is named, on the real device (NoDeviceError without one).
-struct ListPlan {
-  bool show = false;
-  std::string device_profile;
-};
-// `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
-// `max_cases`: the expanded case count past which the config is refused (--max-cases).
-int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
-             const std::string& shard, std::uint64_t max_cases);
-
-// The result CSV's header line, or with `case_key` only the columns that name a case.
-int cmd_schema(bool case_key);
-
-int cmd_calibrate(bool force, const std::string& output);
-
-int cmd_flush_study(const std::vector<double>& mib, const Overrides& overrides);
-
-int cmd_bounds(const std::string& results_path, const std::string& output,
-               std::int64_t max_tokens, const std::string& variant, const Overrides& overrides);
+// Every subcommand, registered on `app` in the order `kvbench --help` lists them.
+std::vector<Command> add_commands(CLI::App& app);
 
 }  // namespace kvbench::cli

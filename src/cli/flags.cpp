@@ -119,11 +119,27 @@ void add_rotation_flags(CLI::App* cmd, Overrides& o) {
                 "in L2, caches cold (settings.hot_inputs)");
 }
 
+void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs) {
+  auto* t = cmd->add_option("--threshold", flags.threshold,
+                            "Slower/faster only beyond this change, in percent (default 5)");
+  auto* j = cmd->add_option("--junit", flags.junit, "Also write a JUnit XML report here")
+                ->check(non_empty());
+  auto* d = cmd->add_flag("--allow-device-mismatch", flags.allow_device_mismatch,
+                          "Compare rows measured on different devices");
+  if (needs) {
+    t->needs(needs);
+    j->needs(needs);
+    d->needs(needs);
+  }
+}
+
 std::uint64_t parse_seed_flag(const std::string& text) {
   std::uint64_t v = 0;
   if (!parse_uint64(text, v))
-    throw std::invalid_argument("--seed: expected a non-negative integer up to "
-                                "18446744073709551615, got '" + text + "'");
+    throw std::invalid_argument(
+        "--seed: expected a non-negative integer up to "
+        "18446744073709551615, got '" +
+        text + "'");
   return v;
 }
 

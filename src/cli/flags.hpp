@@ -2,7 +2,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,7 +37,7 @@ CLI::Validator non_empty();
 // nonsense value is refused with the flag named, as the YAML keys are.
 void add_timing_flags(CLI::App* cmd, Overrides& o);
 
-// --rotate and --hot-inputs (settings.rotate, settings.hot_inputs), on `run` and `bounds`.
+// --rotate and --hot-inputs (settings.rotate, settings.hot_inputs), on `run`.
 void add_rotation_flags(CLI::App* cmd, Overrides& o);
 
 // The regression gate's flags, shared by `compare` and `run --baseline`.
@@ -48,6 +47,10 @@ struct GateFlags {
   std::string junit;
   bool allow_device_mismatch = false;
 };
+
+// --threshold, --junit and --allow-device-mismatch on `compare`, and on `run` where each
+// needs `needs` (--baseline).
+void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs);
 
 // "5" and "5%" both mean 5 percent. Throws std::invalid_argument naming the flag.
 double parse_threshold(std::string text);

@@ -3,13 +3,16 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flags.hpp"
 #include "core/csv.hpp"
-#include "ops/launch.hpp"
 #include "core/shard.hpp"
 #include "core/sweep.hpp"
+#include "ops/launch.hpp"
+#include "runtime/runner.hpp"
 
 namespace kvbench::cli {
 
@@ -26,8 +29,15 @@ const kernels::DeviceProps& plan_device(const std::string& profile, kernels::Dev
   return kernels::current_device_props();
 }
 
-}  // namespace
+// `list --plan`: each case's launch plan, on the named device profile (h200, h100) or, when
+// none is named, on the real device (NoDeviceError without one).
+struct ListPlan {
+  bool show = false;
+  std::string device_profile;
+};
 
+// `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
+// `max_cases`: the expanded case count past which the config is refused (--max-cases).
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
              const std::string& shard, std::uint64_t max_cases) {
   const Config config = load_config(config_path, max_cases);
@@ -61,6 +71,34 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
   }
   check_stdout();
   return kOk;
+}
+
+}  // namespace
+
+Command add_list(CLI::App& app) {
+  struct Args {
+    std::string config_path, format = "text", shard;
+    std::uint64_t max_cases = kDefaultMaxCases;
+    ListPlan plan;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* list = app.add_subcommand(
+      "list", "Print the cases CONFIG expands to (with --plan, each case's launch plan)");
+  list->add_option("config", a->config_path, "YAML sweep file")->required();
+  list->add_option("--format", a->format, "text or csv")->check(CLI::IsMember({"text", "csv"}));
+  list->add_option("--max-cases", a->max_cases,
+                   "Refuse a config expanding to more cases than this (default 100000)")
+      ->transform(integer_in(1, UINT64_MAX));
+  CLI::Option* plan_flag =
+      list->add_flag("--plan", a->plan.show, "Print each case's launch plan (docs/kernels.md)");
+  list->add_option("--device-profile", a->plan.device_profile,
+                   "Plan for this device instead of the real one: h200 or h100 (no GPU needed)")
+      ->needs(plan_flag)
+      ->check(non_empty());
+  list->add_option("--shard", a->shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged")
+      ->check(non_empty());
+  return {list,
+          [a] { return cmd_list(a->config_path, a->format, a->plan, a->shard, a->max_cases); }};
 }
 
 }  // namespace kvbench::cli

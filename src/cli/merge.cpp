@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flags.hpp"
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
@@ -48,7 +50,12 @@ std::string list_text(const std::vector<std::size_t>& v) {
   return s;
 }
 
-}  // namespace
+struct MergeArgs {
+  std::string output;
+  std::vector<std::string> shards;
+  bool allow_missing = false;
+  std::string config;  // --config; empty: the path the shards' sidecars name
+};
 
 int cmd_merge(const std::string& output, const std::vector<std::string>& shards, bool allow_missing,
               const std::string& config_override) {
@@ -168,6 +175,22 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
   std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n", allow_missing ? "warning: " : "",
                missing.size() > 1 ? "indices" : "index", list_text(missing).c_str(), which.c_str());
   return allow_missing ? kOk : kFailed;
+}
+
+}  // namespace
+
+Command add_merge(CLI::App& app) {
+  auto a = std::make_shared<MergeArgs>();
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Merge the CSVs of a sharded run (--shard) into OUT, with one sidecar");
+  merge->add_option("output", a->output, "Merged CSV to write (and OUT.json)")->required();
+  merge->add_option("shards", a->shards, "Shard CSVs, each with its sidecar")->required();
+  merge->add_flag("--allow-missing", a->allow_missing, "Exit 0 even if some cases are in no shard");
+  merge
+      ->add_option("--config", a->config,
+                   "The config the shards ran (default: the path their sidecars name)")
+      ->check(non_empty());
+  return {merge, [a] { return cmd_merge(a->output, a->shards, a->allow_missing, a->config); }};
 }
 
 }  // namespace kvbench::cli

@@ -13,12 +13,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flags.hpp"
 #include "cli/report.hpp"
 #include "cli/supervisor.hpp"
 #include "core/csv.hpp"
@@ -35,6 +37,21 @@
 
 namespace kvbench::cli {
 namespace {
+
+struct RunArgs {
+  std::string config_path;
+  std::string output;  // empty: results/<config name>.csv
+  std::string seed;    // --seed as typed; empty: settings.seed
+  Overrides overrides;
+  GateFlags gate;  // gate.baseline empty: no gate
+  ValidationOptions validation;
+  std::vector<std::size_t> cases;  // empty: every case
+  std::string shard;               // --shard I/N or slurm; empty: the whole sweep
+  std::string devices;             // --devices all or 0,2,5; empty: one worker, device 0
+  bool resume = false;             // --resume: append the cases missing from the output
+  double case_timeout_s = 900;     // --case-timeout: a worker silent this long is killed
+  std::uint64_t max_cases = kDefaultMaxCases;
+};
 
 std::string default_output(const std::string& config) {
   return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string() +
@@ -251,8 +268,6 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
   indices = rest;
 }
 
-}  // namespace
-
 int cmd_run(RunArgs args) {
   // The config is read once: parsed, hashed for the sidecar and handed to the workers as this
   // text, so a FIFO or `<(...)` config works and every worker runs what was hashed.
@@ -398,6 +413,55 @@ int cmd_run(RunArgs args) {
   if (baseline)
     return gate(*baseline, args.output, args.gate);  // the gate's verdict replaces the run's
   return failed ? kFailed : kOk;
+}
+
+}  // namespace
+
+Command add_run(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* run =
+      app.add_subcommand("run", "Validate every case of CONFIG, time those that pass, write a CSV");
+  run->add_option("config", a->config_path, "YAML sweep file")->required();
+  run->add_option("-o,--output", a->output, "CSV to write (default: results/<config name>.csv)")
+      ->check(non_empty());
+  run->add_option("--seed", a->seed, "Input seed (overrides settings.seed), 0 to 2^64-1");
+  run->add_option("--max-cases", a->max_cases,
+                  "Refuse a config expanding to more cases than this (default 100000)")
+      ->transform(integer_in(1, UINT64_MAX));
+  run->add_option("--case", a->cases,
+                  "Run only these cases (numbers as `kvbench list` prints them)")
+      ->transform(integer_in(0, SIZE_MAX));
+  add_timing_flags(run, a->overrides);
+  add_rotation_flags(run, a->overrides);
+  add_gate_flags(
+      run, a->gate,
+      run->add_option("--baseline", a->gate.baseline,
+                      "After the run, gate its CSV against this one (exit codes of compare)")
+          ->check(non_empty()));
+  run->add_option("--save-tensors", a->validation.save_tensors_dir,
+                  "Write inputs and outputs of failing cases as .npy files under DIR/caseNNNN/")
+      ->check(non_empty());
+  run->add_flag("--save-tensors-all", a->validation.save_all,
+                "With --save-tensors: of every validated case")
+      ->needs(run->get_option("--save-tensors"));
+  run->add_flag(
+      "--check-bounds", a->validation.check_bounds,
+      "Check slot ranges on the device before each cache write; report the first bad token");
+  run->add_option("--shard", a->shard,
+                  "Run shard I of N (cases whose index % N == I), or `slurm` (the array task's)")
+      ->check(non_empty());
+  run->add_option("--devices", a->devices,
+                  "GPUs to run on, one worker each: all, or numbers like 0,2,5 (default: device 0)")
+      ->check(non_empty());
+  run->add_flag("--resume", a->resume,
+                "Keep the rows already in the output and run only the missing cases");
+  run->add_option("--case-timeout", a->case_timeout_s,
+                  "Seconds a case may take before its worker is killed (default 900)")
+      ->check(number_in(0, false, 86400));
+  return {run, [a] {
+            if (!a->seed.empty()) a->overrides.seed = parse_seed_flag(a->seed);
+            return cmd_run(*a);
+          }};
 }
 
 }  // namespace kvbench::cli

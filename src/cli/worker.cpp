@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/flags.hpp"
 #include "cli/report.hpp"
 #include "core/csv.hpp"
 #include "core/footprint.hpp"
@@ -115,6 +117,14 @@ class MemoryProbe {
   std::thread poller_;
 };
 
+struct WorkerArgs {
+  std::string config_path;
+  Overrides overrides;
+  ValidationOptions validation;
+  std::uint64_t max_cases = kDefaultMaxCases;
+  bool skip_floor = false;  // a worker replacing one that died: the parent has the launch floor
+};
+
 // A failed row whose device is left unusable (a sticky error): the reason names the fault.
 bool device_faulted(Row& row) {
   cudaGetLastError();
@@ -126,9 +136,8 @@ bool device_faulted(Row& row) {
   return true;
 }
 
-}  // namespace
-
-int cmd_worker(RunArgs args, bool skip_floor) {
+int cmd_worker(const WorkerArgs& args) {
+  const bool skip_floor = args.skip_floor;
   Channel channel;
   try {
     Config config = load_config(args.config_path, args.max_cases);
@@ -139,10 +148,11 @@ int cmd_worker(RunArgs args, bool skip_floor) {
     std::vector<FloorEntry> floor;
     // The floor before the calibration: measured after one in the same process, the graph-mode
     // floor reads higher (docs/measurement.md, "The launch floor").
-    for (const LaunchFloor& f : skip_floor ? std::vector<LaunchFloor>{}
-                                           : measure_launch_floor(settings, details.max_sm_clock_mhz)) {
-      floor.push_back({f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz, f.clock_low,
-                       f.attempts});
+    for (const LaunchFloor& f : skip_floor
+                                    ? std::vector<LaunchFloor>{}
+                                    : measure_launch_floor(settings, details.max_sm_clock_mhz)) {
+      floor.push_back(
+          {f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz, f.clock_low, f.attempts});
       std::printf(
           "launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
           "%d per window, SM clock %.0f MHz%s) on %s\n",
@@ -218,16 +228,30 @@ int cmd_worker(RunArgs args, bool skip_floor) {
       }
     }
     return kOk;
-  } catch (const NoDeviceError& e) {
-    channel.send(std::string("fatal 4 ") + e.what());
-    return kDevice;
-  } catch (const CudaError& e) {
-    channel.send(std::string("fatal 4 CUDA error: ") + e.what());
-    return kDevice;
-  } catch (const std::exception& e) {
-    channel.send(std::string("fatal 3 ") + e.what());
-    return kBadInput;
+  } catch (const std::exception&) {
+    const Failure f = current_failure();
+    channel.send("fatal " + std::to_string(f.code) + " " + f.message);
+    return f.code;
   }
+}
+
+}  // namespace
+
+// Hidden: the worker `run` starts (docs/workers.md).
+Command add_worker(CLI::App& app) {
+  auto a = std::make_shared<WorkerArgs>();
+  CLI::App* worker = app.add_subcommand("worker", "");
+  worker->group("");
+  worker->add_option("config", a->config_path)->required();
+  worker->add_option("--seed", a->overrides.seed);
+  worker->add_option("--max-cases", a->max_cases);
+  add_timing_flags(worker, a->overrides);
+  add_rotation_flags(worker, a->overrides);
+  worker->add_option("--save-tensors", a->validation.save_tensors_dir);
+  worker->add_flag("--save-tensors-all", a->validation.save_all);
+  worker->add_flag("--check-bounds", a->validation.check_bounds);
+  worker->add_flag("--skip-floor", a->skip_floor);
+  return {worker, [a] { return cmd_worker(*a); }};
 }
 
 }  // namespace kvbench::cli

@@ -1,0 +1,24 @@
+// `kvbench schema`: the result CSV's header line, for scripts that write rows of their own.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/flags.hpp"
+#include "core/csv.hpp"
+
+namespace kvbench::cli {
+
+Command add_schema(CLI::App& app) {
+  auto case_key = std::make_shared<bool>(false);
+  CLI::App* schema = app.add_subcommand(
+      "schema", "Print the result CSV's header line (for scripts that write rows of their own)");
+  schema->add_flag("--case-key", *case_key, "Only the columns that name a case (the gate's key)");
+  return {schema, [case_key] {
+            std::cout << (*case_key ? join_csv(case_columns()) : csv_header()) << '\n';
+            check_stdout();
+            return int{kOk};
+          }};
+}
+
+}  // namespace kvbench::cli
