@@ -268,151 +268,202 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
   indices = rest;
 }
 
-int cmd_run(RunArgs args) {
-  // The config is read once: parsed, hashed for the sidecar and handed to the workers as this
-  // text, so a FIFO or `<(...)` config works and every worker runs what was hashed.
-  const std::string config_text = read_config_text(args.config_path);
-  Config config = parse_config(config_text, args.config_path, args.max_cases);
-  apply(args.overrides, config.settings);
-  if (args.output.empty()) args.output = default_output(args.config_path);
-  // Every output against every input and each other, before anything is read further or
-  // written: the CSV and its sidecar must be regular files (--resume reads them back).
-  const std::string sidecar = args.output + ".json";
+// The config read once: parsed, with the settings the flags override. Its text is hashed for the
+// sidecar and handed to the workers, so a FIFO or `<(...)` config works and every worker runs
+// what was hashed.
+struct LoadedConfig {
+  std::string text;
+  Config config;
+};
+
+LoadedConfig load_run_config(const RunArgs& args) {
+  LoadedConfig c{read_config_text(args.config_path), {}};
+  c.config = parse_config(c.text, args.config_path, args.max_cases);
+  apply(args.overrides, c.config.settings);
+  return c;
+}
+
+// Every output against every input and each other, before anything is read further or written:
+// the CSV and its sidecar must be regular files (--resume reads them back). With --baseline,
+// everything checkable about the gate is checked before any GPU time is spent: the threshold,
+// the baseline (readable, rows, a timed row, no duplicate keys) and the JUnit path.
+std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
   check_outputs({{"--output", args.output, NonRegular::refuse, true},
-                 {"--output's sidecar", sidecar, NonRegular::refuse, true},
+                 {"--output's sidecar", args.output + ".json", NonRegular::refuse, true},
                  {"--junit", args.gate.junit}},
                 {{"the config", args.config_path}, {"the baseline", args.gate.baseline}});
-  // With --baseline, everything checkable about the gate is checked before any GPU time is
-  // spent: the threshold, the baseline (readable, rows, a timed row, no duplicate keys) and
-  // the JUnit path (above).
-  std::optional<ResultTable> baseline;
-  if (!args.gate.baseline.empty()) {
-    const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch};
-    baseline = read_results(args.gate.baseline);
-    check_baseline(*baseline, opt);
+  if (args.gate.baseline.empty()) return std::nullopt;
+  const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch};
+  ResultTable baseline = read_results(args.gate.baseline);
+  check_baseline(baseline, opt);
+  return baseline;
+}
+
+// The run in progress: the CSV and sidecar it writes, and what it does as workers report.
+// Nothing is written before the first row: a run that cannot start (no device, a worker that
+// fails, an interrupt first) leaves the CSV, its sidecar and its folder as they were.
+class RunSession {
+ public:
+  RunSession(const RunArgs& args, const Config& config, RunMetadata meta, bool append,
+             std::size_t to_run, std::size_t workers)
+      : args_(args),
+        config_(config),
+        sidecar_(args.output + ".json"),
+        meta_(std::move(meta)),
+        resumed_(meta_.cases_done),
+        failed_(meta_.cases_failed),
+        to_run_(to_run),
+        csv_(args.output, csv_header(), append ? RowFile::Mode::append : RowFile::Mode::replace),
+        worker_device_(workers),
+        progress_(to_run) {
+    if (resumed_)
+      std::fprintf(stderr, "kvbench: --resume: %zu cases already in %s, %zu to run\n", resumed_,
+                   args.output.c_str(), to_run);
   }
+
+  SupervisorEvents events() {
+    SupervisorEvents e;
+    e.ready = [this](std::size_t w, const std::string& json) { ready(w, json); };
+    e.done = [this](const CaseOutcome& o) { done(o); };
+    e.note = [this](std::size_t, const std::string& note) {
+      if (note == "blocking_kernel_timed_out") meta_.blocking_kernel_timed_out = true;
+    };
+    return e;
+  }
+
+  // A worker that cannot run ends the run with its exit code; the sidecar keeps the counts.
+  int fatal(const WorkerFatal& e) {
+    progress_.clear();
+    write_sidecar();
+    std::fprintf(stderr, "kvbench: %s\n", e.what());
+    return e.code();
+  }
+
+  // The run's end: the sidecar's last state, then the summary line or the interruption's.
+  int finish(int signal, const std::optional<ResultTable>& baseline) {
+    progress_.clear();
+    meta_.finished_at = utc_now();
+    meta_.interrupted = signal != 0;
+    if (!signal) csv_.commit();  // a run of no cases (an empty shard) still writes its header
+    write_sidecar();
+    const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    if (signal && !csv_.committed()) {
+      std::fprintf(stderr, "kvbench: interrupted by %s before the first case ended; %s unchanged\n",
+                   name, args_.output.c_str());
+      return 128 + signal;
+    }
+    if (signal) {
+      std::fprintf(stderr,
+                   "kvbench: interrupted by %s after %zu of %zu cases; rows in %s, "
+                   "the rest runs with the same command and --resume\n",
+                   name, meta_.cases_done, meta_.cases, args_.output.c_str());
+      return 128 + signal;
+    }
+    std::printf(
+        "%zu cases, %zu passed or not supported, %zu failed; results in %s (~: noise target "
+        "not met before the timeout)\n",
+        meta_.cases, meta_.cases - failed_, failed_, args_.output.c_str());
+    if (baseline)
+      return gate(*baseline, args_.output, args_.gate);  // the gate's verdict replaces the run's
+    return failed_ ? kFailed : kOk;
+  }
+
+ private:
+  void write_sidecar() {
+    if (csv_.committed()) write_file_atomic(sidecar_, metadata_to_json(meta_));
+  }
+
+  void ready(std::size_t worker, const std::string& device_json) {
+    worker_device_[worker] = device_identity(device_json);
+    bool known = false;
+    for (const std::string& d : meta_.devices)
+      known = known || device_identity(d).uuid == worker_device_[worker].uuid;
+    if (known) return;
+    meta_.devices.push_back(device_json);
+    write_sidecar();
+    const RunSettings& settings = meta_.settings;
+    std::fprintf(
+        stderr, "kvbench %s: %zu cases on %s (%s), mode %s, rotate %s%s, writing %s and %s\n",
+        kVersion, to_run_, worker_device_[worker].name.c_str(), worker_device_[worker].uuid.c_str(),
+        std::string(to_string(settings.mode)).c_str(), rotate_text(settings.rotate).c_str(),
+        settings.hot_inputs ? " (hot inputs)" : "", args_.output.c_str(), sidecar_.c_str());
+  }
+
+  void done(const CaseOutcome& o) {
+    const Case& c = config_.cases[o.index];
+    const std::string line =
+        o.csv_line.empty() ? failed_line(c, o.failure, worker_device_[o.worker]) : o.csv_line;
+    const bool first = !csv_.committed();
+    csv_.write(line);
+    const std::vector<std::string> fields = split_csv(line);
+    static const std::size_t status = column("status");
+    failed_ += status < fields.size() && is_failure(fields[status]);
+    ++finished_;
+    meta_.cases_done = resumed_ + finished_;
+    meta_.cases_failed = failed_;
+    progress_.clear();
+    print_row(resumed_ + finished_, meta_.cases, c, fields);
+    progress_.show(finished_);
+    // The sidecar's counts, kept current for readers of a run in progress (at most every 2 s).
+    const auto now = std::chrono::steady_clock::now();
+    if (first || now - last_sidecar_ > std::chrono::seconds(2)) {
+      write_sidecar();
+      last_sidecar_ = now;
+    }
+  }
+
+  const RunArgs& args_;
+  const Config& config_;
+  const std::string sidecar_;
+  RunMetadata meta_;
+  const std::size_t resumed_;
+  std::size_t failed_;
+  const std::size_t to_run_;
+  RowFile csv_;
+  std::vector<DeviceIdentity> worker_device_;
+  Progress progress_;
+  std::size_t finished_ = 0;
+  std::chrono::steady_clock::time_point last_sidecar_ = std::chrono::steady_clock::now();
+};
+
+int cmd_run(RunArgs args) {
+  const LoadedConfig loaded = load_run_config(args);
+  const Config& config = loaded.config;
+  if (args.output.empty()) args.output = default_output(args.config_path);
+  const std::optional<ResultTable> baseline = check_outputs_and_baseline(args);
   std::vector<std::size_t> indices = selected_cases(config, args.config_path, args.cases);
   Shard shard;
   if (!args.shard.empty()) {
     shard = parse_shard(args.shard, [](const char* name) { return std::getenv(name); });
     indices = shard_cases(indices, shard);
   }
-  const RunSettings& settings = config.settings;
   RunMetadata meta =
-      new_metadata(args, settings, args.shard.empty() ? "" : shard.text(), config_text);
+      new_metadata(args, config.settings, args.shard.empty() ? "" : shard.text(), loaded.text);
 
   // --resume: the rows already written stay; their cases are not run again.
   const bool append = args.resume && std::filesystem::exists(args.output);
   const std::size_t total = indices.size();
   if (append) resume(config, args.output, indices, meta);
-  const std::size_t resumed = total - indices.size();
-  std::size_t failed = meta.cases_failed;
-
   meta.cases = total;
-  meta.cases_done = resumed;
+  meta.cases_done = total - indices.size();
 
   SupervisorOptions options;
-  const SealedText config_copy(config_text);
+  const SealedText config_copy(loaded.text);
   RunArgs to_worker = args;
   to_worker.config_path = config_copy.path();
   options.worker_args = worker_args(to_worker);
   options.devices = worker_devices(args.devices);
   options.case_timeout_s = args.case_timeout_s;
 
-  // Nothing is written before the first row: a run that cannot start (no device, a worker that
-  // fails, an interrupt first) leaves the CSV, its sidecar and its folder as they were.
-  RowFile csv(args.output, csv_header(), append ? RowFile::Mode::append : RowFile::Mode::replace);
-  const auto write_sidecar = [&] {
-    if (csv.committed()) write_file_atomic(sidecar, metadata_to_json(meta));
-  };
-  if (resumed)
-    std::fprintf(stderr, "kvbench: --resume: %zu cases already in %s, %zu to run\n", resumed,
-                 args.output.c_str(), indices.size());
-
-  std::vector<DeviceIdentity> worker_device(options.devices.size());
-  Progress progress(indices.size());
-  std::size_t finished = 0;
-  auto last_sidecar = std::chrono::steady_clock::now();
-  SupervisorEvents events;
-  events.ready = [&](std::size_t worker, const std::string& device_json) {
-    worker_device[worker] = device_identity(device_json);
-    bool known = false;
-    for (const std::string& d : meta.devices)
-      known = known || device_identity(d).uuid == worker_device[worker].uuid;
-    if (!known) {
-      meta.devices.push_back(device_json);
-      write_sidecar();
-      std::fprintf(
-          stderr, "kvbench %s: %zu cases on %s (%s), mode %s, rotate %s%s, writing %s and %s\n",
-          kVersion, indices.size(), worker_device[worker].name.c_str(),
-          worker_device[worker].uuid.c_str(), std::string(to_string(settings.mode)).c_str(),
-          rotate_text(settings.rotate).c_str(), settings.hot_inputs ? " (hot inputs)" : "",
-          args.output.c_str(), sidecar.c_str());
-    }
-  };
-  events.done = [&](const CaseOutcome& o) {
-    const Case& c = config.cases[o.index];
-    const std::string line =
-        o.csv_line.empty() ? failed_line(c, o.failure, worker_device[o.worker]) : o.csv_line;
-    const bool first = !csv.committed();
-    csv.write(line);
-    const std::vector<std::string> fields = split_csv(line);
-    static const std::size_t status = column("status");
-    const bool bad = status < fields.size() && is_failure(fields[status]);
-    failed += bad;
-    ++finished;
-    meta.cases_done = resumed + finished;
-    meta.cases_failed = failed;
-    progress.clear();
-    print_row(resumed + finished, meta.cases, c, fields);
-    progress.show(finished);
-    // The sidecar's counts, kept current for readers of a run in progress (at most every 2 s).
-    const auto now = std::chrono::steady_clock::now();
-    if (first || now - last_sidecar > std::chrono::seconds(2)) {
-      write_sidecar();
-      last_sidecar = now;
-    }
-  };
-
-  events.note = [&](std::size_t, const std::string& note) {
-    if (note == "blocking_kernel_timed_out") meta.blocking_kernel_timed_out = true;
-  };
-
+  RunSession session(args, config, std::move(meta), append, indices.size(), options.devices.size());
   install_interrupt_handlers();
   int signal = 0;
   try {
-    signal = supervise(indices, options, events);
+    signal = supervise(indices, options, session.events());
   } catch (const WorkerFatal& e) {
-    progress.clear();
-    write_sidecar();
-    std::fprintf(stderr, "kvbench: %s\n", e.what());
-    return e.code();
+    return session.fatal(e);
   }
-  progress.clear();
-  meta.finished_at = utc_now();
-  meta.interrupted = signal != 0;
-  if (!signal) csv.commit();  // a run of no cases (an empty shard) still writes its header
-  write_sidecar();
-  if (signal && !csv.committed()) {
-    std::fprintf(stderr, "kvbench: interrupted by %s before the first case ended; %s unchanged\n",
-                 signal == SIGINT ? "SIGINT" : "SIGTERM", args.output.c_str());
-    return 128 + signal;
-  }
-  if (signal) {
-    std::fprintf(stderr,
-                 "kvbench: interrupted by %s after %zu of %zu cases; rows in %s, "
-                 "the rest runs with the same command and --resume\n",
-                 signal == SIGINT ? "SIGINT" : "SIGTERM", meta.cases_done, meta.cases,
-                 args.output.c_str());
-    return 128 + signal;
-  }
-  std::printf(
-      "%zu cases, %zu passed or not supported, %zu failed; results in %s (~: noise target "
-      "not met before the timeout)\n",
-      meta.cases, meta.cases - failed, failed, args.output.c_str());
-  if (baseline)
-    return gate(*baseline, args.output, args.gate);  // the gate's verdict replaces the run's
-  return failed ? kFailed : kOk;
+  return session.finish(signal, baseline);
 }
 
 }  // namespace

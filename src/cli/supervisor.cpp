@@ -145,37 +145,163 @@ void install_interrupt_handlers() {
   std::signal(SIGPIPE, SIG_IGN);  // a dead worker's stdin: write() fails, its exit is handled
 }
 
-int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& options,
-              const SupervisorEvents& events) {
-  using State = Worker::State;
-  const std::vector<std::string> command = worker_command(options.worker_args);
-  std::vector<Worker> workers(options.devices.size());
-  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].device = options.devices[i];
-  std::deque<std::size_t> pending(cases.begin(), cases.end());
-  const auto timeout = std::chrono::duration<double>(options.case_timeout_s);
-  const double start_s = std::max(options.start_timeout_s, options.case_timeout_s);
-  const auto start_timeout = std::chrono::duration<double>(start_s);
-  const auto limit = [&](const Worker& w) {
-    return std::chrono::duration_cast<Clock::duration>(w.state == State::starting ? start_timeout
-                                                                                  : timeout);
-  };
+namespace {
 
-  auto kill_all = [&] {
-    for (Worker& w : workers)
+// One run of cases over the workers: deals cases, reads the workers' lines, ends the workers that
+// die, hang or leave. Each step is one method; run() loops over them.
+class Supervisor {
+ public:
+  using State = Worker::State;
+
+  Supervisor(const std::vector<std::size_t>& cases, const SupervisorOptions& options,
+             const SupervisorEvents& events)
+      : options_(options),
+        events_(events),
+        command_(worker_command(options.worker_args)),
+        workers_(options.devices.size()),
+        pending_(cases.begin(), cases.end()),
+        timeout_(options.case_timeout_s),
+        start_s_(std::max(options.start_timeout_s, options.case_timeout_s)),
+        start_timeout_(start_s_) {
+    for (std::size_t i = 0; i < workers_.size(); ++i) workers_[i].device = options.devices[i];
+  }
+
+  int run() {
+    try {
+      while (true) {
+        if (g_signal) {
+          kill_all();
+          return g_signal;
+        }
+        for (Worker& w : workers_)
+          if (w.state == State::dead && !pending_.empty() && !gpu_taken(w)) spawn(w, command_);
+        deal();
+        if (finished()) return 0;
+        wait_and_read();
+        end_timed_out();
+      }
+    } catch (...) {
+      kill_all();
+      throw;
+    }
+  }
+
+ private:
+  Clock::duration limit(const Worker& w) const {
+    return std::chrono::duration_cast<Clock::duration>(w.state == State::starting ? start_timeout_
+                                                                                  : timeout_);
+  }
+
+  void kill_all() {
+    for (Worker& w : workers_)
       if (w.state != State::dead) reap(w, true);
-  };
+  }
+
   // The workers of one GPU take turns: while one of them starts (it times the launch floor and
   // may calibrate) or runs a case, the others on that GPU wait.
-  auto gpu_taken = [&](const Worker& self) {
-    for (const Worker& w : workers)
+  bool gpu_taken(const Worker& self) const {
+    for (const Worker& w : workers_)
       if (&w != &self && w.device == self.device &&
           (w.state == State::busy || w.state == State::starting))
         return true;
     return false;
-  };
+  }
+
+  // Each case to the worker idle the longest, on a GPU no other worker is using.
+  void deal() {
+    while (!pending_.empty()) {
+      Worker* next = nullptr;
+      for (Worker& w : workers_)
+        if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since)) next = &w;
+      if (!next) break;
+      next->case_index = pending_.front();
+      pending_.pop_front();
+      const std::string request = "case " + std::to_string(next->case_index) + "\n";
+      const ssize_t ignored = write(next->to, request.data(), request.size());  // EPIPE: dies below
+      (void)ignored;
+      next->state = State::busy;
+      next->since = Clock::now();
+    }
+  }
+
+  // True, with the workers gone, once no case is left to deal or in flight.
+  bool finished() {
+    bool any_busy = false;
+    for (const Worker& w : workers_) any_busy = any_busy || w.state == State::busy;
+    if (!pending_.empty() || any_busy) return false;
+    for (Worker& w : workers_)
+      if (w.state != State::dead) reap(w, w.state == State::starting);
+    return true;
+  }
+
+  // Polls the signal pipe and the workers' stdout until something arrives or the nearest case
+  // timeout passes; hands every complete line to on_line().
+  void wait_and_read() {
+    std::vector<pollfd> fds = {{g_signal_pipe[0], POLLIN, 0}};
+    std::vector<std::size_t> owner = {workers_.size()};
+    int wait_ms = -1;
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      const Worker& w = workers_[i];
+      if (w.state == State::dead) continue;
+      fds.push_back({w.from, POLLIN, 0});
+      owner.push_back(i);
+      if (w.state == State::busy || w.state == State::starting) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(w.since + limit(w) - now).count();
+        const int ms =
+            static_cast<int>(std::max<long long>(0, std::min<long long>(left + 1, 1 << 30)));
+        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+      }
+    }
+    if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    if (fds[0].revents & POLLIN) {
+      unsigned char drain[16];
+      while (read(g_signal_pipe[0], drain, sizeof drain) > 0) {
+      }
+    }
+    for (std::size_t k = 1; k < fds.size(); ++k)
+      if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) read_from(owner[k]);
+  }
+
+  void read_from(std::size_t i) {
+    Worker& w = workers_[i];
+    char buf[65536];
+    const ssize_t n = read(w.from, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) return;
+    if (n <= 0) {
+      ended(i, "");
+      return;
+    }
+    w.pending_text.append(buf, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = w.pending_text.find('\n', start)) != std::string::npos;
+         start = nl + 1)
+      on_line(i, w.pending_text.substr(start, nl - start));
+    w.pending_text.erase(0, start);
+  }
+
+  void end_timed_out() {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      const Worker& w = workers_[i];
+      if ((w.state == State::busy || w.state == State::starting) && now - w.since > limit(w)) {
+        char why[128];
+        if (w.state == State::starting)
+          std::snprintf(why, sizeof why,
+                        "not ready after %g s (launch floor and calibration; hung?)", start_s_);
+        else
+          std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)",
+                        options_.case_timeout_s);
+        ended(i, why);
+      }
+    }
+  }
+
   // The end of a worker: its case, if it had one, fails with the reason.
-  auto ended = [&](std::size_t i, const std::string& why_if_busy) {
-    Worker& w = workers[i];
+  void ended(std::size_t i, const std::string& why_if_busy) {
+    Worker& w = workers_[i];
     const State was = w.state;
     const std::size_t index = w.case_index;
     const int status = reap(w, !why_if_busy.empty());
@@ -187,30 +313,25 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
                                           : " did not report ready: " + why_if_busy));
     }
     if (was == State::busy)
-      events.done({index, i, "", why_if_busy.empty() ? death_reason(status) : why_if_busy});
-  };
-  auto on_line = [&](std::size_t i, const std::string& line) {
-    Worker& w = workers[i];
+      events_.done({index, i, "", why_if_busy.empty() ? death_reason(status) : why_if_busy});
+  }
+
+  void on_line(std::size_t i, const std::string& line) {
+    Worker& w = workers_[i];
     const auto space = line.find(' ');
     const std::string word = line.substr(0, space);
     const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
     if (word == "ready" && w.state == State::starting) {
       w.state = State::idle;
       w.since = Clock::now();
-      events.ready(i, rest);
+      events_.ready(i, rest);
     } else if (word == "row" && w.state == State::busy) {
-      const auto sp = rest.find(' ');
-      if (sp == std::string::npos || rest.substr(0, sp) != std::to_string(w.case_index))
-        throw WorkerFatal(kFailed, "worker sent a row for another case than " +
-                                       std::to_string(w.case_index) + ": '" + line + "'");
-      w.state = State::idle;
-      w.since = Clock::now();
-      events.done({w.case_index, i, rest.substr(sp + 1), ""});
+      on_row(i, line, rest);
     } else if (word == "note") {
-      if (events.note) events.note(i, rest);
+      if (events_.note) events_.note(i, rest);
     } else if (word == "bye") {
       // The worker takes no more cases; one dealt to it after its last row goes back in line.
-      if (w.state == State::busy) pending.push_front(w.case_index);
+      if (w.state == State::busy) pending_.push_front(w.case_index);
       w.state = State::leaving;
     } else if (word == "fatal") {
       const auto sp = rest.find(' ');
@@ -221,102 +342,36 @@ int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& op
     } else {
       std::fprintf(stderr, "kvbench: worker: %s\n", line.c_str());
     }
-  };
-
-  try {
-    while (true) {
-      if (g_signal) {
-        kill_all();
-        return g_signal;
-      }
-      for (Worker& w : workers)
-        if (w.state == State::dead && !pending.empty() && !gpu_taken(w)) spawn(w, command);
-      // Each case to the worker idle the longest, on a GPU no other worker is using.
-      while (!pending.empty()) {
-        Worker* next = nullptr;
-        for (Worker& w : workers)
-          if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since))
-            next = &w;
-        if (!next) break;
-        next->case_index = pending.front();
-        pending.pop_front();
-        const std::string request = "case " + std::to_string(next->case_index) + "\n";
-        const ssize_t ignored =
-            write(next->to, request.data(), request.size());  // EPIPE: dies below
-        (void)ignored;
-        next->state = State::busy;
-        next->since = Clock::now();
-      }
-      bool any_busy = false;
-      for (const Worker& w : workers) any_busy = any_busy || w.state == State::busy;
-      if (pending.empty() && !any_busy) {
-        for (Worker& w : workers)
-          if (w.state != State::dead) reap(w, w.state == State::starting);
-        return 0;
-      }
-
-      std::vector<pollfd> fds = {{g_signal_pipe[0], POLLIN, 0}};
-      std::vector<std::size_t> owner = {workers.size()};
-      int wait_ms = -1;
-      const auto now = Clock::now();
-      for (std::size_t i = 0; i < workers.size(); ++i) {
-        const Worker& w = workers[i];
-        if (w.state == State::dead) continue;
-        fds.push_back({w.from, POLLIN, 0});
-        owner.push_back(i);
-        if (w.state == State::busy || w.state == State::starting) {
-          const auto left =
-              std::chrono::duration_cast<std::chrono::milliseconds>(w.since + limit(w) - now)
-                  .count();
-          const int ms =
-              static_cast<int>(std::max<long long>(0, std::min<long long>(left + 1, 1 << 30)));
-          wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
-        }
-      }
-      if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
-        throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-      if (fds[0].revents & POLLIN) {
-        unsigned char drain[16];
-        while (read(g_signal_pipe[0], drain, sizeof drain) > 0) {
-        }
-      }
-      for (std::size_t k = 1; k < fds.size(); ++k) {
-        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        const std::size_t i = owner[k];
-        Worker& w = workers[i];
-        char buf[65536];
-        const ssize_t n = read(w.from, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          ended(i, "");
-          continue;
-        }
-        w.pending_text.append(buf, static_cast<std::size_t>(n));
-        std::size_t start = 0;
-        for (std::size_t nl; (nl = w.pending_text.find('\n', start)) != std::string::npos;
-             start = nl + 1)
-          on_line(i, w.pending_text.substr(start, nl - start));
-        w.pending_text.erase(0, start);
-      }
-      const auto later = Clock::now();
-      for (std::size_t i = 0; i < workers.size(); ++i) {
-        Worker& w = workers[i];
-        if ((w.state == State::busy || w.state == State::starting) && later - w.since > limit(w)) {
-          char why[128];
-          if (w.state == State::starting)
-            std::snprintf(why, sizeof why,
-                          "not ready after %g s (launch floor and calibration; hung?)", start_s);
-          else
-            std::snprintf(why, sizeof why, "worker timed out after %g s (hung?)",
-                          options.case_timeout_s);
-          ended(i, why);
-        }
-      }
-    }
-  } catch (...) {
-    kill_all();
-    throw;
   }
+
+  // `row N <csv line>` from a busy worker: its case's row.
+  void on_row(std::size_t i, const std::string& line, const std::string& rest) {
+    Worker& w = workers_[i];
+    const auto sp = rest.find(' ');
+    if (sp == std::string::npos || rest.substr(0, sp) != std::to_string(w.case_index))
+      throw WorkerFatal(kFailed, "worker sent a row for another case than " +
+                                     std::to_string(w.case_index) + ": '" + line + "'");
+    w.state = State::idle;
+    w.since = Clock::now();
+    events_.done({w.case_index, i, rest.substr(sp + 1), ""});
+  }
+
+  const SupervisorOptions& options_;
+  const SupervisorEvents& events_;
+  const std::vector<std::string> command_;
+  std::vector<Worker> workers_;
+  std::deque<std::size_t> pending_;
+  const std::chrono::duration<double> timeout_;
+  // A starting worker (launch floor, calibration) has its own limit: the longer of the two.
+  const double start_s_;
+  const std::chrono::duration<double> start_timeout_;
+};
+
+}  // namespace
+
+int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& options,
+              const SupervisorEvents& events) {
+  return Supervisor(cases, options, events).run();
 }
 
 }  // namespace kvbench::cli
