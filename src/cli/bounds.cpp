@@ -24,23 +24,12 @@
 namespace kvbench::cli {
 namespace {
 
-int cmd_bounds(const std::string& results_path, const std::string& output, std::int64_t max_tokens,
-               const std::string& variant, const Overrides& overrides) {
-  RunSettings s;
-  apply(overrides, s);
-  // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
-  // output (/dev/null, a FIFO) is written in place.
-  check_outputs({{"--output", output}}, {{"the result CSV", results_path}});
-  ResultTable results = read_results(results_path);
-  const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
-  // Every row is written as soon as its floors are timed (whole lines), so a run cut short keeps
-  // what it finished; the output is not touched before the first row (or the end).
-  RowFile out(output, bounds_header(), RowFile::Mode::replace);
-  open_device();
-  // Memory admission: the floors of a case copy its bytes between two buffers of its largest
-  // side, and the scatter of a cache write needs its inputs and whole caches; one of them at a
-  // time, once per buffer set of the row. A case that does not fit is left out, one line each,
-  // and the exit code says so.
+// Memory admission: the floors of a case copy its bytes between two buffers of its largest side,
+// and the scatter of a cache write needs its inputs and whole caches; one of them at a time, once
+// per buffer set of the row. A case that does not fit is dropped from `results`, one line each;
+// returns how many were.
+std::size_t leave_out_what_does_not_fit(ResultTable& results, const std::vector<BoundCase>& cases,
+                                        const std::string& results_path) {
   std::size_t free = 0, capacity = 0;
   std::size_t refused = 0;
   if (cudaMemGetInfo(&free, &capacity) == cudaSuccess) {
@@ -69,6 +58,24 @@ int cmd_bounds(const std::string& results_path, const std::string& output, std::
       if (!drop[i]) kept.push_back(results.rows[i]);
     results.rows = std::move(kept);
   }
+  return refused;
+}
+
+int cmd_bounds(const std::string& results_path, const std::string& output, std::int64_t max_tokens,
+               const std::string& variant, const Overrides& overrides) {
+  RunSettings s;
+  apply(overrides, s);
+  // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
+  // output (/dev/null, a FIFO) is written in place.
+  check_outputs({{"--output", output}}, {{"the result CSV", results_path}});
+  ResultTable results = read_results(results_path);
+  const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
+  // Every row is written as soon as its floors are timed (whole lines), so a run cut short keeps
+  // what it finished; the output is not touched before the first row (or the end).
+  RowFile out(output, bounds_header(), RowFile::Mode::replace);
+  open_device();
+  // A case that does not fit in memory is left out, one line each, and the exit code says so.
+  const std::size_t refused = leave_out_what_does_not_fit(results, cases, results_path);
   const DeviceDetails d = device_details();
   const std::string sha = std::string(kGitSha) + (kGitDirty ? "+dirty" : "");
   const std::size_t rows = measure_bounds(

@@ -57,29 +57,50 @@ struct MergeArgs {
   std::string config;  // --config; empty: the path the shards' sidecars name
 };
 
-int cmd_merge(const std::string& output, const std::vector<std::string>& shards, bool allow_missing,
-              const std::string& config_override) {
-  // Each shard: its sidecar (config hash, shard, --case) and its CSV (header, rows).
+// Each shard's sidecar (config hash, shard, --case), all of one run.
+struct Shards {
   std::vector<std::string> sidecars;
   std::vector<ShardRecord> records;
+};
+
+Shards read_sidecars(const std::vector<std::string>& shards) {
+  Shards s;
   for (const std::string& path : shards) {
-    sidecars.push_back(slurp(path + ".json", "sidecar (merge needs each shard's <csv>.json)"));
-    records.push_back(read_shard_record(sidecars.back(), path + ".json"));
-    const std::string why =
-        shard_mismatch(records.front(), shards.front() + ".json", records.back(), path + ".json");
+    s.sidecars.push_back(slurp(path + ".json", "sidecar (merge needs each shard's <csv>.json)"));
+    s.records.push_back(read_shard_record(s.sidecars.back(), path + ".json"));
+    const std::string why = shard_mismatch(s.records.front(), shards.front() + ".json",
+                                           s.records.back(), path + ".json");
     if (!why.empty()) throw std::invalid_argument(why);
   }
-  const std::string config_path =
-      config_override.empty() ? records.front().config_path : config_override;
+  return s;
+}
+
+// The config the shards ran, checked against their hash.
+Config read_config(const std::string& config_path, const Shards& s) {
+  const ShardRecord& first = s.records.front();
   const std::string config_text =
       slurp(config_path, "config (the shards' sidecars name it; --config)");
-  if (fnv1a64_hex(config_text) != records.front().config_hash)
+  if (fnv1a64_hex(config_text) != first.config_hash)
     throw std::invalid_argument(
         config_path + ": fnv1a64 " + fnv1a64_hex(config_text) + " is not the shards' " +
-        records.front().config_hash +
+        first.config_hash +
         " (the config changed since the run; pass the one it used with --config)");
-  const Config config = parse_config(config_text, config_path);
-  // OUT and its sidecar against every shard, shard sidecar and the config, before writing.
+  return parse_config(config_text, config_path);
+}
+
+// The shards' --case: every index below the config's case count.
+void check_selected(const Config& config, const Shards& s, const std::string& first_shard,
+                    const std::string& config_path) {
+  for (std::size_t i : s.records.front().selected_cases)
+    if (i >= config.cases.size())
+      throw std::invalid_argument(first_shard + ".json: key 'selected_cases': case " +
+                                  std::to_string(i) + " is not below " + config_path + "'s " +
+                                  std::to_string(config.cases.size()) + " cases");
+}
+
+// OUT and its sidecar against every shard, shard sidecar and the config, before writing.
+void check_output(const std::string& output, const std::vector<std::string>& shards,
+                  const std::string& config_path) {
   std::vector<InputFile> inputs = {{"the config", config_path}};
   for (const std::string& path : shards) {
     inputs.push_back({"a shard", path});
@@ -100,29 +121,31 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
                                   ".json says so); the merged CSV needs a name of its own, given "
                                   "first");
   }
-  for (std::size_t i : records.front().selected_cases)
-    if (i >= config.cases.size())
-      throw std::invalid_argument(shards.front() + ".json: key 'selected_cases': case " +
-                                  std::to_string(i) + " is not below " + config_path + "'s " +
-                                  std::to_string(config.cases.size()) + " cases");
+}
 
-  // The case index of every case key of the config.
-  std::map<std::vector<std::string>, std::size_t> index_of;
+// The shards' rows by case index: each line as written, and where it was read. Refuses a row
+// of a case the config does not have, shards of different schemas and duplicate cases.
+struct Rows {
+  std::string header;
+  std::map<std::size_t, std::pair<std::string, std::string>> of;  // index -> (line, where)
+};
+
+Rows collect_rows(const std::vector<std::string>& shards, const Config& config,
+                  const std::string& config_path) {
+  std::map<std::vector<std::string>, std::size_t> index_of;  // every case key of the config
   for (std::size_t i = 0; i < config.cases.size(); ++i) {
     std::vector<std::string> key = case_fields(config.cases[i]);
     key[2] = config.cases[i].sweep;  // unquoted, as read_results reads it
     index_of.emplace(key, i);
   }
-
-  std::map<std::size_t, std::pair<std::string, std::string>> row_of;  // index -> (line, where)
+  Rows rows;
   std::vector<std::string> problems;
-  std::string header;
   for (const std::string& path : shards) {
     const ResultTable table = read_results(path);  // refuses directories, devices, bad rows
     const std::vector<std::string> lines = lines_of(slurp(path, "shard CSV"));
     if (lines.empty()) throw std::invalid_argument(path + ": empty (no header)");
-    if (header.empty()) header = lines.front();
-    if (lines.front() != header)
+    if (rows.header.empty()) rows.header = lines.front();
+    if (lines.front() != rows.header)
       throw std::invalid_argument(path + ":1: header differs from " + shards.front() +
                                   "'s (shards of different schemas)");
     for (const ResultRow& r : table.rows) {
@@ -131,7 +154,7 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
       if (it == index_of.end())
         throw std::invalid_argument(where + ": a case that " + config_path + " does not have");
       const auto [prev, inserted] =
-          row_of.emplace(it->second, std::make_pair(lines[r.line - 1], where));
+          rows.of.emplace(it->second, std::make_pair(lines[r.line - 1], where));
       if (!inserted)
         problems.push_back("case " + std::to_string(it->second) + " (" +
                            describe(config.cases[it->second]) + ") in " + prev->second.second +
@@ -144,36 +167,53 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
     if (problems.size() > 3) msg += "; and " + std::to_string(problems.size() - 3) + " more";
     throw std::invalid_argument(msg);
   }
+  return rows;
+}
 
-  std::vector<std::size_t> expected = records.front().selected_cases;
+// The cases no shard holds, on stderr, with the shards of N that should have held them when the
+// shards say N (ranges, not every number).
+void report_missing(const std::vector<std::size_t>& missing, const Shards& s, bool allow_missing) {
+  std::string which;
+  if (const std::size_t n = s.records.front().shard_count; n > 1) {
+    std::vector<std::size_t> present;
+    for (const ShardRecord& r : s.records) present.push_back(std::stoul(r.shard));
+    const std::string absent = missing_shards_text(present, n);
+    if (!absent.empty()) which = " (no file for shard " + absent + " of " + std::to_string(n) + ")";
+  }
+  std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n", allow_missing ? "warning: " : "",
+               missing.size() > 1 ? "indices" : "index", list_text(missing).c_str(), which.c_str());
+}
+
+int cmd_merge(const std::string& output, const std::vector<std::string>& shards, bool allow_missing,
+              const std::string& config_override) {
+  const Shards s = read_sidecars(shards);
+  const std::string config_path =
+      config_override.empty() ? s.records.front().config_path : config_override;
+  const Config config = read_config(config_path, s);
+  check_output(output, shards, config_path);
+  check_selected(config, s, shards.front(), config_path);
+  const Rows rows = collect_rows(shards, config, config_path);
+
+  std::vector<std::size_t> expected = s.records.front().selected_cases;
   if (expected.empty())
     for (std::size_t i = 0; i < config.cases.size(); ++i) expected.push_back(i);
   std::vector<std::size_t> missing;
   for (std::size_t i : expected)
-    if (!row_of.count(i)) missing.push_back(i);
+    if (!rows.of.count(i)) missing.push_back(i);
 
-  std::string text = header + "\n";
-  for (const auto& [index, row] : row_of) text += row.first + "\n";
+  std::string text = rows.header + "\n";
+  for (const auto& [index, row] : rows.of) text += row.first + "\n";
   const std::filesystem::path out(output);
   if (out.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(out.parent_path(), ec);
   }
   write_file_atomic(output, text);
-  write_file_atomic(output + ".json", merge_sidecars(sidecars, shards, output, expected.size()));
+  write_file_atomic(output + ".json", merge_sidecars(s.sidecars, shards, output, expected.size()));
   std::printf("%s: %zu rows from %zu shards; %zu of %zu cases missing\n", output.c_str(),
-              row_of.size(), shards.size(), missing.size(), expected.size());
+              rows.of.size(), shards.size(), missing.size(), expected.size());
   if (missing.empty()) return kOk;
-  // Which shards of N should have held them, when the shards say N: ranges, not every number.
-  std::string which;
-  if (const std::size_t n = records.front().shard_count; n > 1) {
-    std::vector<std::size_t> present;
-    for (const ShardRecord& r : records) present.push_back(std::stoul(r.shard));
-    const std::string absent = missing_shards_text(present, n);
-    if (!absent.empty()) which = " (no file for shard " + absent + " of " + std::to_string(n) + ")";
-  }
-  std::fprintf(stderr, "kvbench merge: %scase %s missing: %s%s\n", allow_missing ? "warning: " : "",
-               missing.size() > 1 ? "indices" : "index", list_text(missing).c_str(), which.c_str());
+  report_missing(missing, s, allow_missing);
   return allow_missing ? kOk : kFailed;
 }
 

@@ -302,10 +302,10 @@ std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
 // The run in progress: the CSV and sidecar it writes, and what it does as workers report.
 // Nothing is written before the first row: a run that cannot start (no device, a worker that
 // fails, an interrupt first) leaves the CSV, its sidecar and its folder as they were.
-class RunSession {
+class ActiveRun {
  public:
-  RunSession(const RunArgs& args, const Config& config, RunMetadata meta, bool append,
-             std::size_t to_run, std::size_t workers)
+  ActiveRun(const RunArgs& args, const Config& config, RunMetadata meta, bool append,
+            std::size_t to_run, std::size_t workers)
       : args_(args),
         config_(config),
         sidecar_(args.output + ".json"),
@@ -455,15 +455,15 @@ int cmd_run(RunArgs args) {
   options.devices = worker_devices(args.devices);
   options.case_timeout_s = args.case_timeout_s;
 
-  RunSession session(args, config, std::move(meta), append, indices.size(), options.devices.size());
+  ActiveRun active(args, config, std::move(meta), append, indices.size(), options.devices.size());
   install_interrupt_handlers();
   int signal = 0;
   try {
-    signal = supervise(indices, options, session.events());
+    signal = supervise(indices, options, active.events());
   } catch (const WorkerFatal& e) {
-    return session.fatal(e);
+    return active.fatal(e);
   }
-  return session.finish(signal, baseline);
+  return active.finish(signal, baseline);
 }
 
 }  // namespace

@@ -136,90 +136,56 @@ bool device_faulted(Row& row) {
   return true;
 }
 
-int cmd_worker(const WorkerArgs& args) {
-  const bool skip_floor = args.skip_floor;
-  Channel channel;
-  try {
-    Config config = load_config(args.config_path, args.max_cases);
-    apply(args.overrides, config.settings);
-    const RunSettings& settings = config.settings;
-    const DeviceInfo device = open_device();
-    const DeviceDetails details = device_details();
-    std::vector<FloorEntry> floor;
-    // The floor before the calibration: measured after one in the same process, the graph-mode
-    // floor reads higher (docs/measurement.md, "The launch floor").
-    for (const LaunchFloor& f : skip_floor
-                                    ? std::vector<LaunchFloor>{}
-                                    : measure_launch_floor(settings, details.max_sm_clock_mhz)) {
-      floor.push_back(
-          {f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz, f.clock_low, f.attempts});
-      std::printf(
-          "launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
-          "%d per window, SM clock %.0f MHz%s) on %s\n",
-          std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
-          f.m.stats.p90_us, f.m.stats.samples, f.m.launches_per_sample, f.m.sm_clock_mhz,
-          f.clock_low ? ", LOW: not at its steady clock" : "", details.uuid.c_str());
-      if (f.clock_low)
-        std::fprintf(stderr,
-                     "kvbench: warning: the %s launch floor was measured at %.0f MHz, below "
-                     "%.0f%% of the %.0f MHz maximum, twice; read it as high\n",
-                     std::string(to_string(f.mode)).c_str(), f.m.sm_clock_mhz,
-                     100 * kClockLowFraction, details.max_sm_clock_mhz);
-    }
-    const CalibrationResult cal = load_or_calibrate(details, false);
-    print_calibration(cal);
-    std::fflush(stdout);
-    channel.send("ready " + device_entry_json(details, cal.calibration, floor));
+// The launch floor, measured before the calibration: after one in the same process, the
+// graph-mode floor reads higher (docs/measurement.md, "The launch floor").
+std::vector<FloorEntry> launch_floor(const RunSettings& settings, const DeviceDetails& details) {
+  std::vector<FloorEntry> floor;
+  for (const LaunchFloor& f : measure_launch_floor(settings, details.max_sm_clock_mhz)) {
+    floor.push_back(
+        {f.mode, f.m.stats, f.m.launches_per_sample, f.m.sm_clock_mhz, f.clock_low, f.attempts});
+    std::printf(
+        "launch floor (empty kernel), %-5s %8.3f us  (p10 %.3f, p90 %.3f, %d samples, "
+        "%d per window, SM clock %.0f MHz%s) on %s\n",
+        std::string(to_string(f.mode)).c_str(), f.m.stats.median_us, f.m.stats.p10_us,
+        f.m.stats.p90_us, f.m.stats.samples, f.m.launches_per_sample, f.m.sm_clock_mhz,
+        f.clock_low ? ", LOW: not at its steady clock" : "", details.uuid.c_str());
+    if (f.clock_low)
+      std::fprintf(stderr,
+                   "kvbench: warning: the %s launch floor was measured at %.0f MHz, below "
+                   "%.0f%% of the %.0f MHz maximum, twice; read it as high\n",
+                   std::string(to_string(f.mode)).c_str(), f.m.sm_clock_mhz,
+                   100 * kClockLowFraction, details.max_sm_clock_mhz);
+  }
+  return floor;
+}
 
-    const char* plant = std::getenv("KVBENCH_PLANT_FAULT");
-    const char* report = std::getenv("KVBENCH_MEMORY_REPORT");
-    MemoryProbe probe(report && *report && std::string(report) != "0");
-    ValidationOptions validation = args.validation;
-    bool blocking_noted = false;
+// A worker after `ready`: the config's cases, run one per request.
+class CaseRunner {
+ public:
+  CaseRunner(const Config& config, const ValidationOptions& validation, const DeviceInfo& device,
+             const DeviceDetails& details, const Calibration& calibration)
+      : config_(config),
+        validation_(validation),
+        device_(device),
+        details_(details),
+        calibration_(calibration),
+        plant_(std::getenv("KVBENCH_PLANT_FAULT")),
+        probe_(memory_report_asked()) {}
+
+  // Serves `case N` requests from stdin until it closes; a device fault ends the process.
+  void serve(Channel& channel) {
     char line[256];
     while (std::fgets(line, sizeof line, stdin)) {
       std::size_t index = 0;
       char extra = 0;
-      if (std::sscanf(line, "case %zu %c", &index, &extra) != 1 || index >= config.cases.size())
+      if (std::sscanf(line, "case %zu %c", &index, &extra) != 1 || index >= config_.cases.size())
         throw std::invalid_argument(std::string("worker: bad request '") + line + "'");
-      const Case& c = config.cases[index];
-      char tag[32];
-      std::snprintf(tag, sizeof tag, "case%04zu", index);  // the case's index in `kvbench list`
-      validation.case_tag = tag;
-
-      const Footprint need = case_footprint(c);
-      // An explicit rotation is admitted at its set count; `auto` caps its own (core/rotation.hpp).
-      const int sets = settings.rotate == kRotateAuto ? 1 : settings.rotate;
-      const std::string refusal =
-          admission_refusal(need, sets, host_available_bytes(), device_free_bytes());
-      Row row;
-      if (!refusal.empty()) {
-        row.c = c;
-        row.device = device.name;
-        row.device_uuid = device.uuid;
-        row.git_sha = kGitSha;
-        row.git_dirty = kGitDirty;
-        row.status = Status::failed;
-        row.reason = refusal;
-      } else {
-        const bool planted = plant && std::strtoull(plant, nullptr, 10) == index && *plant;
-        probe.start();
-        row = run_case(c, settings, device, validation,
-                       planted ? planted_fault_launch() : LaunchOverride{});
-        probe.report(index, need);
-      }
-      add_derived(row, cal.calibration.measured_peak_gbps, cal.calibration.theoretical_peak_gbps,
-                  details.max_sm_clock_mhz);
+      Row row = run(index);
       const bool fault = row.status == Status::failed && device_faulted(row);
-      if (row.clock_low)
-        std::fprintf(stderr,
-                     "kvbench: warning: case %zu ran at %.0f MHz, below %.0f%% of the "
-                     "%.0f MHz maximum (throttled?)\n",
-                     index, row.sm_clock_mhz, 100 * kClockLowFraction, details.max_sm_clock_mhz);
       channel.send("row " + std::to_string(index) + " " + csv_line(row));
-      if (!blocking_noted && blocking_kernel_timed_out()) {
+      if (!blocking_noted_ && blocking_kernel_timed_out()) {
         channel.send("note blocking_kernel_timed_out");
-        blocking_noted = true;
+        blocking_noted_ = true;
       }
       if (fault) {
         channel.send("bye device fault");
@@ -227,6 +193,76 @@ int cmd_worker(const WorkerArgs& args) {
         std::_Exit(kDevice);  // no teardown of a context that the fault left corrupted
       }
     }
+  }
+
+ private:
+  static bool memory_report_asked() {
+    const char* report = std::getenv("KVBENCH_MEMORY_REPORT");
+    return report && *report && std::string(report) != "0";
+  }
+
+  // Case `index`'s row: refused when it does not fit in memory, else validated and timed.
+  Row run(std::size_t index) {
+    const Case& c = config_.cases[index];
+    const RunSettings& settings = config_.settings;
+    char tag[32];
+    std::snprintf(tag, sizeof tag, "case%04zu", index);  // the case's index in `kvbench list`
+    validation_.case_tag = tag;
+    const Footprint need = case_footprint(c);
+    // An explicit rotation is admitted at its set count; `auto` caps its own (core/rotation.hpp).
+    const int sets = settings.rotate == kRotateAuto ? 1 : settings.rotate;
+    const std::string refusal =
+        admission_refusal(need, sets, host_available_bytes(), device_free_bytes());
+    Row row;
+    if (!refusal.empty()) {
+      row.c = c;
+      row.device = device_.name;
+      row.device_uuid = device_.uuid;
+      row.git_sha = kGitSha;
+      row.git_dirty = kGitDirty;
+      row.status = Status::failed;
+      row.reason = refusal;
+    } else {
+      const bool planted = plant_ && std::strtoull(plant_, nullptr, 10) == index && *plant_;
+      probe_.start();
+      row = run_case(c, settings, device_, validation_,
+                     planted ? planted_fault_launch() : LaunchOverride{});
+      probe_.report(index, need);
+    }
+    add_derived(row, calibration_.measured_peak_gbps, calibration_.theoretical_peak_gbps,
+                details_.max_sm_clock_mhz);
+    if (row.clock_low)
+      std::fprintf(stderr,
+                   "kvbench: warning: case %zu ran at %.0f MHz, below %.0f%% of the "
+                   "%.0f MHz maximum (throttled?)\n",
+                   index, row.sm_clock_mhz, 100 * kClockLowFraction, details_.max_sm_clock_mhz);
+    return row;
+  }
+
+  const Config& config_;
+  ValidationOptions validation_;
+  const DeviceInfo& device_;
+  const DeviceDetails& details_;
+  const Calibration& calibration_;
+  const char* plant_;  // KVBENCH_PLANT_FAULT: the case whose launch faults
+  MemoryProbe probe_;
+  bool blocking_noted_ = false;
+};
+
+int cmd_worker(const WorkerArgs& args) {
+  Channel channel;
+  try {
+    Config config = load_config(args.config_path, args.max_cases);
+    apply(args.overrides, config.settings);
+    const DeviceInfo device = open_device();
+    const DeviceDetails details = device_details();
+    const std::vector<FloorEntry> floor =
+        args.skip_floor ? std::vector<FloorEntry>{} : launch_floor(config.settings, details);
+    const CalibrationResult cal = load_or_calibrate(details, false);
+    print_calibration(cal);
+    std::fflush(stdout);
+    channel.send("ready " + device_entry_json(details, cal.calibration, floor));
+    CaseRunner(config, args.validation, device, details, cal.calibration).serve(channel);
     return kOk;
   } catch (const std::exception&) {
     const Failure f = current_failure();
