@@ -7,8 +7,9 @@ KVBENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KVBENCH_BUILD=${KVBENCH_BUILD:-$KVBENCH_ROOT/build}
 KVBENCH_PACKAGES=(cmake ninja-build g++ libcli11-dev libeigen3-dev libyaml-cpp-dev libfccp-dev
                   libgtest-dev nlohmann-json3-dev python3-matplotlib)
-# CI only (scripts/test.sh): clang's libFuzzer for scripts/fuzz.sh; the main build needs no clang.
-KVBENCH_CI_PACKAGES=(clang-14 libclang-rt-14-dev)
+# CI only (scripts/test.sh): clang's libFuzzer for scripts/fuzz.sh, and clang-format 14 for the
+# format check (repo.clang_format); the main build needs no clang.
+KVBENCH_CI_PACKAGES=(clang-14 libclang-rt-14-dev clang-format-14)
 
 # Installs the missing ones of KVBENCH_PACKAGES and of the package names given as arguments.
 kvbench_install_missing() {

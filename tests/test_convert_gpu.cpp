@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "kernels/cache_write/cache_write.hpp"
-#include "runtime/cuda_resources.hpp"
 #include "reference/reference.hpp"
+#include "runtime/cuda_resources.hpp"
 #include "tests/gpu/convert_device.hpp"
 
 namespace kvbench {
@@ -303,9 +303,9 @@ TEST_F(ConvertGpu, ScaledCacheWriteOfEvery16BitPattern) {
               // compare_on_host takes pattern first + i's low bytes: i mod 2^16 (K), i+1 (V).
               compare_on_host(in, out, kv, n, got.data(), &ks[kv], r);
             }
-            EXPECT_EQ(r.count, 0) << "T=" << T << (swa ? " swa " : " ") << to_string(in)
-                                  << " / (" << ks[0] << ", " << ks[1] << ") -> "
-                                  << to_string(out) << ": " << r.summary();
+            EXPECT_EQ(r.count, 0) << "T=" << T << (swa ? " swa " : " ") << to_string(in) << " / ("
+                                  << ks[0] << ", " << ks[1] << ") -> " << to_string(out) << ": "
+                                  << r.summary();
           }
     }
   }

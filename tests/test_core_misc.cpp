@@ -6,13 +6,13 @@
 #include <set>
 #include <vector>
 
-#include "tests/support.hpp"
 #include "core/case.hpp"
 #include "core/compare.hpp"
 #include "core/inputs.hpp"
 #include "core/stats.hpp"
 #include "core/types.hpp"
 #include "kernels/common/fast_div.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
@@ -151,9 +151,9 @@ TEST(Slots, CheckRejectsBadInputNamingTheToken) {
 }  // namespace
 }  // namespace kvbench
 
-// kernels/common/fast_div.hpp: the optimized kernels' index division, against the `/` operator around
-// every multiple of a range of divisors (where a wrong multiplier would first show) and at the
-// top of its domain.
+// kernels/common/fast_div.hpp: the optimized kernels' index division, against the `/` operator
+// around every multiple of a range of divisors (where a wrong multiplier would first show) and at
+// the top of its domain.
 TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
   std::vector<std::uint32_t> divisors;
   for (std::uint32_t d = 1; d <= 1024; ++d) divisors.push_back(d);
@@ -177,8 +177,8 @@ TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
   EXPECT_EQ(wrong, 0);
 }
 
-// kernels/common/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a kernel
-// may form is (T+1023)·s0 + (H-1)·s1 + D-1; it must stay at or below INT32_MAX.
+// kernels/common/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a
+// kernel may form is (T+1023)·s0 + (H-1)·s1 + D-1; it must stay at or below INT32_MAX.
 TEST(OffsetsFitInt32, AcceptsUpToInt32MaxAndRejectsPastIt) {
   using kvbench::kernels::offsets_fit_int32;
   constexpr std::int64_t kMax = 0x7fffffff;

@@ -1,12 +1,12 @@
 // Each kernel against the CPU reference, bit for bit, through the same runner `kvbench run`
 // uses (canary-filled outputs, whole-buffer comparison). Skips visibly without a CUDA device.
-#include <algorithm>
-#include <tuple>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "tests/support.hpp"
+#include <algorithm>
+#include <tuple>
+
 #include "core/csv.hpp"
 #include "core/inputs.hpp"
 #include "core/rotation.hpp"
@@ -23,6 +23,7 @@
 #include "runtime/runner.hpp"
 #include "runtime/timer.hpp"
 #include "runtime/timing_kernels.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
@@ -182,7 +183,8 @@ std::string memory_shortfall(double device_gb, double host_gb) {
 
 TEST_F(Gpu, Offsets64BitConcatPast2To31Elements) {
   Case c = offsets64_concat_case();  // k: 90000 * 128 * 192 = 2.21e9 elements
-  ASSERT_GT(c.num_tokens * c.num_heads * (concat_params(c).nope_dim + concat_params(c).rope_dim), std::int64_t{1} << 31);
+  ASSERT_GT(c.num_tokens * c.num_heads * (concat_params(c).nope_dim + concat_params(c).rope_dim),
+            std::int64_t{1} << 31);
   if (const std::string why = memory_shortfall(8.5, 14); !why.empty()) GTEST_SKIP() << why;
   expect_passes(c);
 }
@@ -200,8 +202,7 @@ TEST_F(Gpu, Offsets64BitCacheWritePast2To31Elements) {
 // kernel instantiation the plans ask about, at every block size they can use.
 TEST_F(Gpu, H200ProfileMatchesTheDevice) {
   const kernels::DeviceProps& real = kernels::current_device_props();
-  if (real.name.find("H200") == std::string::npos)
-    GTEST_SKIP() << "not an H200: " << real.name;
+  if (real.name.find("H200") == std::string::npos) GTEST_SKIP() << "not an H200: " << real.name;
   const kernels::DeviceProps h200 = kernels::device_profile("h200");
   EXPECT_EQ(real.sm_count, h200.sm_count);
   EXPECT_EQ(real.l2_bytes, h200.l2_bytes);
@@ -212,11 +213,12 @@ TEST_F(Gpu, H200ProfileMatchesTheDevice) {
       const auto in_b = static_cast<int>(size_of(in)), out_b = static_cast<int>(size_of(out));
       const int wide = 16 / std::min(in_b, out_b), narrow = 16 / in_b;
       for (const int v : {wide, narrow, 1}) {
-        std::vector<kernels::KernelRef> refs{{K::concat_2d, in, out, v, 1, false},
-                                             {K::concat_walk, in, out, v, v * in_b == 16 ? 4 : 1, false},
-                                             {K::concat_flat, in, out, v, 1, false},
-                                             {K::cache_write_optimized, in, out, v, 1, false},
-                                             {K::cache_write_optimized, in, out, v, 1, true}};
+        std::vector<kernels::KernelRef> refs{
+            {K::concat_2d, in, out, v, 1, false},
+            {K::concat_walk, in, out, v, v * in_b == 16 ? 4 : 1, false},
+            {K::concat_flat, in, out, v, 1, false},
+            {K::cache_write_optimized, in, out, v, 1, false},
+            {K::cache_write_optimized, in, out, v, 1, true}};
         for (const kernels::KernelRef& k : refs)
           for (int threads = 32; threads <= 512; threads += 32) {
             if (k.kernel == K::cache_write_optimized && threads > 256) continue;
@@ -320,8 +322,10 @@ TEST_F(Gpu, HotInputsFloorOfAPdlKernelRises) {
   };
   const double chain = median(plain, {}), chain_pdl = median(pdl, {});
   const double after = median(plain, producer), after_pdl = median(pdl, producer);
-  std::printf("  empty kernel, graph, %d sets: back to back %.3f us (PDL %.3f); after the "
-              "producer %.3f us (PDL %.3f)\n", kSets, chain, chain_pdl, after, after_pdl);
+  std::printf(
+      "  empty kernel, graph, %d sets: back to back %.3f us (PDL %.3f); after the "
+      "producer %.3f us (PDL %.3f)\n",
+      kSets, chain, chain_pdl, after, after_pdl);
   EXPECT_GT(after_pdl, chain_pdl);
 }
 
@@ -343,11 +347,12 @@ TEST_F(Gpu, LaunchFloorDoesNotDependOnLightSampling) {
   const std::vector<LaunchFloor> b = measure_launch_floor(perf, d.max_sm_clock_mhz);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    std::printf("  %-5s floor: light %.3f us, perf %.3f us\n", std::string(to_string(a[i].mode)).c_str(),
-                a[i].m.stats.median_us, b[i].m.stats.median_us);
+    std::printf("  %-5s floor: light %.3f us, perf %.3f us\n",
+                std::string(to_string(a[i].mode)).c_str(), a[i].m.stats.median_us,
+                b[i].m.stats.median_us);
     EXPECT_GE(a[i].m.stats.samples, 20);
-    EXPECT_NEAR(a[i].m.stats.median_us, b[i].m.stats.median_us,
-                0.1 + 0.1 * b[i].m.stats.median_us) << to_string(a[i].mode);
+    EXPECT_NEAR(a[i].m.stats.median_us, b[i].m.stats.median_us, 0.1 + 0.1 * b[i].m.stats.median_us)
+        << to_string(a[i].mode);
   }
   // After a settle the SM clock is at its steady level.
   EXPECT_GT(settle_clocks(0.05), kClockLowFraction * d.max_sm_clock_mhz);
@@ -391,8 +396,8 @@ TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
         for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint32_t>(3 * i + 1);
         const DeviceBuffer d_src(16 * words), d_dst(16 * words), sink(4);
         // Everything on `stream`, which is non-blocking: legacy-stream copies would race it.
-        KVB_CUDA_CHECK(cudaMemcpyAsync(d_src.get(), src.data(), 16 * words,
-                                       cudaMemcpyHostToDevice, stream.get()));
+        KVB_CUDA_CHECK(cudaMemcpyAsync(d_src.get(), src.data(), 16 * words, cudaMemcpyHostToDevice,
+                                       stream.get()));
         std::vector<std::uint32_t> got(4 * words);
 
         KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, 16 * words, stream.get()));
@@ -413,8 +418,9 @@ TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
         KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         KVB_CUDA_CHECK(cudaMemcpy(got.data(), d_dst.get(), 16 * words, cudaMemcpyDeviceToHost));
         for (std::size_t i = 0; i < 4 * words; ++i) {
-          const std::uint32_t want =
-              i >= 4 * write_words ? 0xABABABABu : i < 4 * read_words ? src[i] : 0u;
+          const std::uint32_t want = i >= 4 * write_words ? 0xABABABABu
+                                     : i < 4 * read_words ? src[i]
+                                                          : 0u;
           ASSERT_EQ(got[i], want) << "element " << i;
         }
       }
@@ -439,8 +445,22 @@ std::vector<BoundRow> bounds_of(const ResultTable& t, std::int64_t max_tokens,
 TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
   const auto row = [](const std::string& tokens, std::int64_t bytes) {
     ResultRow r;
-    r.axes = {"reshape_and_cache_flash", "optimized", "s", tokens, "8", "128", "0", "16", "bf16",
-              "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+    r.axes = {"reshape_and_cache_flash",
+              "optimized",
+              "s",
+              tokens,
+              "8",
+              "128",
+              "0",
+              "16",
+              "bf16",
+              "bf16",
+              "nhd",
+              "none",
+              "false",
+              "false",
+              "contiguous",
+              "random"};
     r.status = Status::passed;
     r.timing = Timing{1.0, 0.9, 1.1};
     r.written_tokens = std::stoll(tokens);
@@ -448,8 +468,9 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
     return r;
   };
   const std::int64_t per_token = 8 + 2 * 8 * 128 * 4;
-  ResultTable t{"t.csv", {row("1", per_token), row("16", 16 * per_token),
-                          row("16", 16 * per_token), row("1024", 1024 * per_token)}};
+  ResultTable t{"t.csv",
+                {row("1", per_token), row("16", 16 * per_token), row("16", 16 * per_token),
+                 row("1024", 1024 * per_token)}};
   RunSettings s;
   s.warmup = 1;
   s.min_samples = 2;
@@ -481,8 +502,10 @@ TEST_F(Gpu, BoundsCoverEverySizeRotated) {
   const auto row = [](const std::string& kernel, const std::string& tokens, std::int64_t bytes,
                       std::int64_t written) {
     ResultRow r;
-    r.axes = {kernel, "optimized", "s", tokens, "8", "128", kernel[0] == 'c' ? "64" : "0", "16",
-              "bf16", "bf16", "nhd", "none", "false", "false", "contiguous", "random"};
+    r.axes = {
+        kernel,       "optimized", "s",    tokens, "8",    "128",   kernel[0] == 'c' ? "64" : "0",
+        "16",         "bf16",      "bf16", "nhd",  "none", "false", "false",
+        "contiguous", "random"};
     r.status = Status::passed;
     r.timing = Timing{5.0, 4.9, 5.1};
     r.written_tokens = written;
@@ -492,8 +515,9 @@ TEST_F(Gpu, BoundsCoverEverySizeRotated) {
   };
   const std::int64_t per_token = 8 + 2 * 8 * 128 * 4;
   const std::int64_t concat = 1024 * (8 * 128 * 2 + 64 * 2 + 8 * 192 * 2);
-  ResultTable t{"t.csv", {row("reshape_and_cache_flash", "1024", 1024 * per_token, 1024),
-                          row("concat_and_cast_mha_k", "1024", concat, 1024)}};
+  ResultTable t{"t.csv",
+                {row("reshape_and_cache_flash", "1024", 1024 * per_token, 1024),
+                 row("concat_and_cast_mha_k", "1024", concat, 1024)}};
   RunSettings s;
   s.warmup = 1;
   s.min_samples = 2;
@@ -535,18 +559,23 @@ TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
     fill_random(DType::bf16, key.data(), g.key_elems, 11);
     fill_random(DType::bf16, value.data(), g.key_elems, 12);
     const std::size_t cache_bytes = static_cast<std::size_t>(g.cache_elems) * 2;
-    const DeviceBuffer d_key(key.size()), d_value(value.size()), d_slots(sd.slot_mapping.size() * 8),
-        d_swa(std::max<std::size_t>(8, sd.swa_table.size() * 8)), d_a(cache_bytes), d_b(cache_bytes),
-        d_table(static_cast<std::size_t>(g.num_slots) * 4), d_rows(sd.slot_mapping.size() * 8), sink(4);
+    const DeviceBuffer d_key(key.size()), d_value(value.size()),
+        d_slots(sd.slot_mapping.size() * 8),
+        d_swa(std::max<std::size_t>(8, sd.swa_table.size() * 8)), d_a(cache_bytes),
+        d_b(cache_bytes), d_table(static_cast<std::size_t>(g.num_slots) * 4),
+        d_rows(sd.slot_mapping.size() * 8), sink(4);
     const std::vector<std::int64_t> rows = scatter_rows(c, 1, 0);
-    KVB_CUDA_CHECK(cudaMemcpyAsync(d_key.get(), key.data(), key.size(), cudaMemcpyHostToDevice, st));
-    KVB_CUDA_CHECK(cudaMemcpyAsync(d_value.get(), value.data(), value.size(), cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(
+        cudaMemcpyAsync(d_key.get(), key.data(), key.size(), cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(
+        cudaMemcpyAsync(d_value.get(), value.data(), value.size(), cudaMemcpyHostToDevice, st));
     KVB_CUDA_CHECK(cudaMemcpyAsync(d_slots.get(), sd.slot_mapping.data(), d_slots.bytes(),
                                    cudaMemcpyHostToDevice, st));
     if (swa)
       KVB_CUDA_CHECK(cudaMemcpyAsync(d_swa.get(), sd.swa_table.data(), sd.swa_table.size() * 8,
                                      cudaMemcpyHostToDevice, st));
-    KVB_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), d_rows.bytes(), cudaMemcpyHostToDevice, st));
+    KVB_CUDA_CHECK(
+        cudaMemcpyAsync(d_rows.get(), rows.data(), d_rows.bytes(), cudaMemcpyHostToDevice, st));
     KVB_CUDA_CHECK(cudaMemsetAsync(d_a.get(), 0xA5, cache_bytes, st));
     KVB_CUDA_CHECK(cudaMemsetAsync(d_b.get(), 0xA5, cache_bytes, st));
     KVB_CUDA_CHECK(cudaMemsetAsync(d_table.get(), 0xFF, d_table.bytes(), st));
@@ -587,16 +616,19 @@ TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
     b.word_bytes = 16;
     b.sink = sink.as<std::uint32_t>();
     std::vector<unsigned char> got_a(cache_bytes), got_b(cache_bytes);
-    KVB_CUDA_CHECK(cudaMemcpyAsync(got_a.data(), d_a.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
+    KVB_CUDA_CHECK(
+        cudaMemcpyAsync(got_a.data(), d_a.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
     for (bool eager : {false, true}) {
       SCOPED_TRACE(eager ? "eager" : "row first");
       KVB_CUDA_CHECK(cudaMemsetAsync(d_b.get(), 0xA5, cache_bytes, st));
       ASSERT_EQ(launch_scatter(b, 256, 4, eager, st), cudaSuccess);
-      KVB_CUDA_CHECK(cudaMemcpyAsync(got_b.data(), d_b.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
+      KVB_CUDA_CHECK(
+          cudaMemcpyAsync(got_b.data(), d_b.get(), cache_bytes, cudaMemcpyDeviceToHost, st));
       KVB_CUDA_CHECK(cudaStreamSynchronize(st));
       EXPECT_TRUE(got_a == got_b);
     }
-    EXPECT_NE(std::count(got_a.begin(), got_a.end(), 0xA5), static_cast<std::ptrdiff_t>(cache_bytes));
+    EXPECT_NE(std::count(got_a.begin(), got_a.end(), 0xA5),
+              static_cast<std::ptrdiff_t>(cache_bytes));
   }
 }
 
@@ -613,48 +645,54 @@ TEST_F(Gpu, ScatterMovesEachRowToItsSlotAndNothingElse) {
     v[i] = static_cast<unsigned char>(255 - i);
   }
   const DeviceBuffer d_k(k.size()), d_v(v.size()), d_rows(8 * T), d_dst(dst_bytes), sink(4);
-  KVB_CUDA_CHECK(cudaMemcpyAsync(d_k.get(), k.data(), k.size(), cudaMemcpyHostToDevice, stream.get()));
-  KVB_CUDA_CHECK(cudaMemcpyAsync(d_v.get(), v.data(), v.size(), cudaMemcpyHostToDevice, stream.get()));
-  KVB_CUDA_CHECK(cudaMemcpyAsync(d_rows.get(), rows.data(), 8 * T, cudaMemcpyHostToDevice, stream.get()));
+  KVB_CUDA_CHECK(
+      cudaMemcpyAsync(d_k.get(), k.data(), k.size(), cudaMemcpyHostToDevice, stream.get()));
+  KVB_CUDA_CHECK(
+      cudaMemcpyAsync(d_v.get(), v.data(), v.size(), cudaMemcpyHostToDevice, stream.get()));
+  KVB_CUDA_CHECK(
+      cudaMemcpyAsync(d_rows.get(), rows.data(), 8 * T, cudaMemcpyHostToDevice, stream.get()));
   // (bytes read, bytes written, head stride) per head: equal, narrower and wider outputs, and
   // NHD-like rows (stride = written bytes: the kernel's row path).
   for (const auto& [read, write, stride] :
        {std::tuple<std::int64_t, std::int64_t, std::int64_t>{32, 32, head_stride},
-        {32, 16, head_stride}, {16, 32, head_stride}, {32, 32, 32}}) {
+        {32, 16, head_stride},
+        {16, 32, head_stride},
+        {32, 32, 32}}) {
     for (const auto& [word, per_thread] : {std::pair{16, 1}, std::pair{16, 4}, std::pair{8, 4},
                                            std::pair{4, 1}, std::pair{2, 4}, std::pair{1, 1}})
-    for (bool eager : {false, true}) {
-      SCOPED_TRACE("read " + std::to_string(read) + " write " + std::to_string(write) + " stride " +
-                   std::to_string(stride) + " word " + std::to_string(word) + " x" +
-                   std::to_string(per_thread) + (eager ? " eager" : ""));
-      KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
-      ScatterArgs a;
-      a.src_k = d_k.get();
-      a.src_v = d_v.get();
-      a.dst_row = d_rows.as<std::int64_t>();
-      a.dst = d_dst.get();
-      a.v_offset = v_offset;
-      a.tokens = T;
-      a.heads = H;
-      a.head_read = read;
-      a.head_write = write;
-      a.head_stride = stride;
-      a.word_bytes = word;
-      a.sink = sink.as<std::uint32_t>();
-      ASSERT_EQ(launch_scatter(a, 128, per_thread, eager, stream.get()), cudaSuccess);
-      std::vector<unsigned char> got(dst_bytes);
-      KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost, stream.get()));
-      KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-      std::vector<unsigned char> want(dst_bytes, 0xAB);
-      for (std::int64_t t = 0; t < T; ++t)
-        for (std::int64_t h = 0; h < H && rows[t] >= 0; ++h)
-          for (std::int64_t b = 0; b < write; ++b) {  // the input is [T, H, read] bytes
-            const std::int64_t from = (t * H + h) * read + b;
-            want[rows[t] + h * stride + b] = b < read ? k[from] : 0;
-            want[rows[t] + v_offset + h * stride + b] = b < read ? v[from] : 0;
-          }
-      EXPECT_EQ(got, want);
-    }
+      for (bool eager : {false, true}) {
+        SCOPED_TRACE("read " + std::to_string(read) + " write " + std::to_string(write) +
+                     " stride " + std::to_string(stride) + " word " + std::to_string(word) + " x" +
+                     std::to_string(per_thread) + (eager ? " eager" : ""));
+        KVB_CUDA_CHECK(cudaMemsetAsync(d_dst.get(), 0xAB, dst_bytes, stream.get()));
+        ScatterArgs a;
+        a.src_k = d_k.get();
+        a.src_v = d_v.get();
+        a.dst_row = d_rows.as<std::int64_t>();
+        a.dst = d_dst.get();
+        a.v_offset = v_offset;
+        a.tokens = T;
+        a.heads = H;
+        a.head_read = read;
+        a.head_write = write;
+        a.head_stride = stride;
+        a.word_bytes = word;
+        a.sink = sink.as<std::uint32_t>();
+        ASSERT_EQ(launch_scatter(a, 128, per_thread, eager, stream.get()), cudaSuccess);
+        std::vector<unsigned char> got(dst_bytes);
+        KVB_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_dst.get(), dst_bytes, cudaMemcpyDeviceToHost,
+                                       stream.get()));
+        KVB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        std::vector<unsigned char> want(dst_bytes, 0xAB);
+        for (std::int64_t t = 0; t < T; ++t)
+          for (std::int64_t h = 0; h < H && rows[t] >= 0; ++h)
+            for (std::int64_t b = 0; b < write; ++b) {  // the input is [T, H, read] bytes
+              const std::int64_t from = (t * H + h) * read + b;
+              want[rows[t] + h * stride + b] = b < read ? k[from] : 0;
+              want[rows[t] + v_offset + h * stride + b] = b < read ? v[from] : 0;
+            }
+        EXPECT_EQ(got, want);
+      }
   }
 }
 

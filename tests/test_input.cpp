@@ -11,12 +11,12 @@
 #include <string>
 #include <thread>
 
-#include "tests/support.hpp"
 #include "core/case.hpp"
 #include "core/checked.hpp"
 #include "core/file_io.hpp"
 #include "core/result_csv.hpp"
 #include "core/sweep.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
@@ -49,9 +49,9 @@ std::string csv_error(const std::string& text) {
 const char* kSweep = "sweeps:\n  - kernel: reshape_and_cache_flash\n";
 
 TEST(InputYaml, DuplicateKeysAreErrors) {
-  EXPECT_EQ(config_error(std::string(kSweep) +
-                         "    axes: {num_tokens: 1}\n    axes: {num_tokens: -1}\n"),
-            "t.yaml:4:5: sweeps[0].axes: duplicate key (first at line 3)");
+  EXPECT_EQ(
+      config_error(std::string(kSweep) + "    axes: {num_tokens: 1}\n    axes: {num_tokens: -1}\n"),
+      "t.yaml:4:5: sweeps[0].axes: duplicate key (first at line 3)");
   EXPECT_EQ(config_error(std::string(kSweep) + "sweeps: []\n"),
             "t.yaml:3:1: sweeps: duplicate key (first at line 1)");
   EXPECT_EQ(config_error(std::string(kSweep) + "    axes: {num_tokens: 1, num_tokens: 2}\n"),
@@ -75,8 +75,8 @@ TEST(InputYaml, ListsAndMapsAsKeysAreErrors) {
 }
 
 TEST(InputYaml, IntegersAreYaml12) {
-  const Config c = parse_config(std::string(kSweep) + "    axes: {num_tokens: [010, 0x10, 0o10]}\n",
-                                "t.yaml");
+  const Config c =
+      parse_config(std::string(kSweep) + "    axes: {num_tokens: [010, 0x10, 0o10]}\n", "t.yaml");
   ASSERT_EQ(c.cases.size(), 3u);
   EXPECT_EQ(c.cases[0].num_tokens, 10);
   EXPECT_EQ(c.cases[1].num_tokens, 16);
@@ -97,9 +97,9 @@ TEST(InputYaml, IntegersAreYaml12) {
 }
 
 TEST(InputYaml, DeepNestingAndUnclosedQuotesAreNamed) {
-  const std::string deep =
-      std::string(kSweep) + "    axes: {num_tokens: " + std::string(5000, '[') +
-      std::string(5000, ']') + "}\n";
+  const std::string deep = std::string(kSweep) +
+                           "    axes: {num_tokens: " + std::string(5000, '[') +
+                           std::string(5000, ']') + "}\n";
   EXPECT_NE(config_error(deep).find("nested deeper than 64 levels"), std::string::npos)
       << config_error(deep);
   EXPECT_EQ(config_error(std::string(kSweep) + "    axes:\n      in_dtype: \"bf16\n"),
@@ -114,13 +114,13 @@ TEST(InputYaml, DeepNestingAndUnclosedQuotesAreNamed) {
 }
 
 TEST(InputYaml, MergeKeyErrorsHaveLineAndColumn) {
-  EXPECT_EQ(config_error("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: &x {num_tokens: 1}\n"
-                         "  - kernel: reshape_and_cache_flash\n    axes:\n      <<: *x\n"
-                         "      bogus: 1\n")
-                .substr(0, 35),
-            "t.yaml:7:7: sweeps[1].axes.bogus: u");
-  EXPECT_EQ(config_error(std::string(kSweep) + "    axes:\n      <<: [1]\n")
-                .substr(0, 30),
+  EXPECT_EQ(
+      config_error("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: &x {num_tokens: 1}\n"
+                   "  - kernel: reshape_and_cache_flash\n    axes:\n      <<: *x\n"
+                   "      bogus: 1\n")
+          .substr(0, 35),
+      "t.yaml:7:7: sweeps[1].axes.bogus: u");
+  EXPECT_EQ(config_error(std::string(kSweep) + "    axes:\n      <<: [1]\n").substr(0, 30),
             "t.yaml:4:12: sweeps[0].axes.<<");
 }
 
@@ -233,8 +233,9 @@ TEST(InputCsv, RaggedAndOverlongLinesAreNamed) {
   EXPECT_EQ(csv_error(header() + "\"1,\n"), "r.csv:2: quoted field not closed (truncated line?)");
   EXPECT_EQ(csv_error(header() + std::string(kMaxResultLine + 10, 'x')),
             "r.csv:2: line longer than 1048576 bytes (is this a result CSV?)");
-  EXPECT_EQ(csv_error("schema_version,status\n"), "r.csv:1: missing column 'kernel' in the "
-                                                  "header (is this a kvbench result CSV?)");
+  EXPECT_EQ(csv_error("schema_version,status\n"),
+            "r.csv:1: missing column 'kernel' in the "
+            "header (is this a kvbench result CSV?)");
   EXPECT_EQ(csv_error("kernel,kernel,schema_version\n"),
             "r.csv:1: column 'kernel' appears twice in the header");
 }
@@ -260,8 +261,8 @@ TEST(InputCsv, ANulByteIsRefused) {
   std::string text = slurp(kData + "baseline.csv");
   const std::size_t at = text.size() - 3;
   text[at] = '\0';
-  EXPECT_EQ(csv_error(text), "r.csv: a NUL byte at offset " + std::to_string(at) +
-                                 " (a result CSV is text)");
+  EXPECT_EQ(csv_error(text),
+            "r.csv: a NUL byte at offset " + std::to_string(at) + " (a result CSV is text)");
   char path[] = "/tmp/kvbench_nul_XXXXXX";
   const int fd = mkstemp(path);
   ASSERT_GE(fd, 0);

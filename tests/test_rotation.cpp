@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/csv.hpp"
-#include "core/operation.hpp"
 #include "core/gate.hpp"
+#include "core/operation.hpp"
 #include "core/result_csv.hpp"
 #include "core/rotation.hpp"
 #include "core/sweep.hpp"
@@ -50,7 +50,8 @@ TEST(Rotation, AutoIsCappedByHostMemoryToo) {
   r.host_available_bytes = kGiB;  // half of it holds 51 sets of 10 MiB
   EXPECT_EQ(choose_buffer_sets(r).sets, 51);
   r.setting = 61;
-  EXPECT_EQ(choose_buffer_sets(r).refused, "rotate 61 needs 0.64 GB of host memory, 1.07 GB available");
+  EXPECT_EQ(choose_buffer_sets(r).refused,
+            "rotate 61 needs 0.64 GB of host memory, 1.07 GB available");
   r.setting = 51;
   EXPECT_EQ(choose_buffer_sets(r).refused, "");
 }

@@ -112,13 +112,13 @@ TEST(Sweep, ShippedConfigsExpand) {
   // The GPU host runs this binary from another checkout: it names the tree in the environment.
   const char* env = std::getenv("KVBENCH_SOURCE_DIR");
   const std::string root = env ? env : KVBENCH_SOURCE_DIR;
-  for (const char* name :
-       {"smoke", "default", "perf", "quick_perf", "bad_input", "studies/scatter", "studies/walk",
-        "studies/slot_order"}) {
+  for (const char* name : {"smoke", "default", "perf", "quick_perf", "bad_input", "studies/scatter",
+                           "studies/walk", "studies/slot_order"}) {
     const Config c = load_config(root + "/configs/" + name + ".yaml");
     EXPECT_GE(c.cases.size(), 8u) << name;
   }
-  // validation.yaml: at least 200 cases, every variant, decode and prefill sizes; no injected bad input.
+  // validation.yaml: at least 200 cases, every variant, decode and prefill sizes; no injected bad
+  // input.
   const Config v = load_config(root + "/configs/validation.yaml");
   EXPECT_GE(v.cases.size(), 200u);
   std::size_t prefill = 0, decode = 0;

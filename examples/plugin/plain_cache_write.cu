@@ -23,11 +23,17 @@ __device__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <class Out>
 __device__ Out from_float(float x);
 template <>
-__device__ float from_float<float>(float x) { return x; }
+__device__ float from_float<float>(float x) {
+  return x;
+}
 template <>
-__device__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+__device__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
 template <>
 __device__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float x) {
   __nv_fp8_e4m3 out;
@@ -71,19 +77,24 @@ cudaError_t launch_typed(const kvb_cache_write_args& a, cudaStream_t stream) {
   const long long total = a.num_tokens * a.num_heads * a.head_size;
   const int threads = 256;
   const long long blocks = (total + threads - 1) / threads;
-  cache_write<In, Out><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), threads, 0,
-                         stream>>>(a);
+  cache_write<In, Out>
+      <<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), threads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 
 template <class In>
 cudaError_t launch_in(const kvb_cache_write_args& a, cudaStream_t stream) {
   switch (a.out_dtype) {
-    case KVB_DTYPE_F32: return launch_typed<In, float>(a, stream);
-    case KVB_DTYPE_F16: return launch_typed<In, __half>(a, stream);
-    case KVB_DTYPE_BF16: return launch_typed<In, __nv_bfloat16>(a, stream);
-    case KVB_DTYPE_FP8_E4M3: return launch_typed<In, __nv_fp8_e4m3>(a, stream);
-    case KVB_DTYPE_FP8_E5M2: return launch_typed<In, __nv_fp8_e5m2>(a, stream);
+    case KVB_DTYPE_F32:
+      return launch_typed<In, float>(a, stream);
+    case KVB_DTYPE_F16:
+      return launch_typed<In, __half>(a, stream);
+    case KVB_DTYPE_BF16:
+      return launch_typed<In, __nv_bfloat16>(a, stream);
+    case KVB_DTYPE_FP8_E4M3:
+      return launch_typed<In, __nv_fp8_e4m3>(a, stream);
+    case KVB_DTYPE_FP8_E5M2:
+      return launch_typed<In, __nv_fp8_e5m2>(a, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -101,9 +112,15 @@ int32_t launch(const kvb_args* args, void* stream, char* message, size_t message
   const auto s = static_cast<cudaStream_t>(stream);
   cudaError_t e = cudaErrorInvalidValue;
   switch (a.in_dtype) {
-    case KVB_DTYPE_F32: e = launch_in<float>(a, s); break;
-    case KVB_DTYPE_F16: e = launch_in<__half>(a, s); break;
-    case KVB_DTYPE_BF16: e = launch_in<__nv_bfloat16>(a, s); break;
+    case KVB_DTYPE_F32:
+      e = launch_in<float>(a, s);
+      break;
+    case KVB_DTYPE_F16:
+      e = launch_in<__half>(a, s);
+      break;
+    case KVB_DTYPE_BF16:
+      e = launch_in<__nv_bfloat16>(a, s);
+      break;
   }
   if (e == cudaSuccess) return 0;
   std::snprintf(message, message_size, "plain_cache_write: %s", cudaGetErrorString(e));

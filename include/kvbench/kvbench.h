@@ -72,20 +72,20 @@ typedef struct kvb_concat_mla_k_args {
  * [NB, BS, H, D] with strides (.., H*D, D), HND caches [NB, H, BS, D] with (.., D, BS*D).
  * All pointers are device memory; strides are in elements; the innermost dimension is dense. */
 typedef struct kvb_cache_write_args {
-  const void* key;                  /* [T, H, D], strides (key_s0, key_s1, 1), in_dtype */
-  const void* value;                /* [T, H, D], strides (value_s0, value_s1, 1), in_dtype */
-  void* key_cache;                  /* [NB, (BS, H | H, BS), D], out_dtype */
-  void* value_cache;                /* same geometry as key_cache */
-  const int64_t* slot_mapping;      /* [T]; < 0: padding, not written */
-  const int64_t* swa_slot_mapping;  /* [S]: logical -> physical slot, or NULL (no SWA remap) */
-  const float* k_scale;             /* [1] or [H] by scale_mode, or NULL */
-  const float* v_scale;             /* same shape as k_scale */
+  const void* key;                 /* [T, H, D], strides (key_s0, key_s1, 1), in_dtype */
+  const void* value;               /* [T, H, D], strides (value_s0, value_s1, 1), in_dtype */
+  void* key_cache;                 /* [NB, (BS, H | H, BS), D], out_dtype */
+  void* value_cache;               /* same geometry as key_cache */
+  const int64_t* slot_mapping;     /* [T]; < 0: padding, not written */
+  const int64_t* swa_slot_mapping; /* [S]: logical -> physical slot, or NULL (no SWA remap) */
+  const float* k_scale;            /* [1] or [H] by scale_mode, or NULL */
+  const float* v_scale;            /* same shape as k_scale */
   int64_t num_tokens, num_heads, head_size, block_size;
   int64_t key_s0, key_s1, value_s0, value_s1;
   int64_t block_stride, slot_stride, head_stride;
-  int64_t num_slots; /* NB * BS: physical slots of each cache */
-  int64_t skip_slot; /* physical slot never written, or -1 */
-  int32_t scale_mode; /* enum kvb_scale_mode */
+  int64_t num_slots;           /* NB * BS: physical slots of each cache */
+  int64_t skip_slot;           /* physical slot never written, or -1 */
+  int32_t scale_mode;          /* enum kvb_scale_mode */
   int32_t in_dtype, out_dtype; /* enum kvb_dtype */
 } kvb_cache_write_args;
 

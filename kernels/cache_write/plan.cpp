@@ -71,9 +71,9 @@ bool fits_one_wave(const CacheWriteArgs& a, int vec, bool scaled, const DevicePr
 }
 
 // Whether `optimized` takes the slot-order path (docs/perf-notes.md, "2026-12-03, 3a5a99a",
-// configs/studies/slot_order.yaml). Measured on random slots, it wins where the token-order write scatters
-// rows badly: HND heads whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19% faster
-// at T=131072, 9% at 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and
+// configs/studies/slot_order.yaml). Measured on random slots, it wins where the token-order write
+// scatters rows badly: HND heads whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19%
+// faster at T=131072, 9% at 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and
 // 131072). It loses 2-10% on every other shape there, and 0.6-2.2 us at T=1024 (one launch more,
 // and a pass over every slot). So: those two shapes where they measure a win (HND rows from 2x L2
 // moved, 8 KB slots from 8x), a dense cache (at most two slots per token) and a slot table.

@@ -111,11 +111,11 @@ double bound_of(const BoundRow& r) {
 
 std::string bounds_header() {
   std::vector<std::string> cols = result_axis_columns();
-  for (const char* c : {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us",
-                        "pdl_launch_floor_us", "write_floor_us", "write_floor_method",
-                        "move_floor_us", "move_floor_method", "device", "device_uuid", "git_sha",
-                        "buffer_sets", "scatter_floor_us", "scatter_floor_method", "bound_us",
-                        "pct_of_bound"})
+  for (const char* c :
+       {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us", "pdl_launch_floor_us",
+        "write_floor_us", "write_floor_method", "move_floor_us", "move_floor_method", "device",
+        "device_uuid", "git_sha", "buffer_sets", "scatter_floor_us", "scatter_floor_method",
+        "bound_us", "pct_of_bound"})
     cols.emplace_back(c);
   return join_csv(cols);
 }
@@ -126,9 +126,10 @@ std::string bounds_line(const BoundRow& r) {
   for (std::string v :
        {fixed(r.median_us), std::to_string(r.bytes), std::to_string(r.read_bytes),
         std::to_string(r.write_bytes), fixed(r.launch_floor_us), fixed(r.pdl_launch_floor_us),
-        r.write_floor_us > 0 ? fixed(r.write_floor_us) : std::string(), csv_quoted(r.write_floor_method), fixed(r.move_floor_us),
-        csv_quoted(r.move_floor_method), csv_quoted(r.device), csv_quoted(r.device_uuid),
-        csv_quoted(r.git_sha), std::to_string(r.buffer_sets),
+        r.write_floor_us > 0 ? fixed(r.write_floor_us) : std::string(),
+        csv_quoted(r.write_floor_method), fixed(r.move_floor_us), csv_quoted(r.move_floor_method),
+        csv_quoted(r.device), csv_quoted(r.device_uuid), csv_quoted(r.git_sha),
+        std::to_string(r.buffer_sets),
         r.scatter_floor_us > 0 ? fixed(r.scatter_floor_us) : std::string(),
         csv_quoted(r.scatter_floor_method), fixed(bound_of(r)),
         r.median_us > 0 ? fixed(100 * bound_of(r) / r.median_us) : std::string()})

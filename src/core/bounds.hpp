@@ -26,9 +26,10 @@ Case case_of(const ResultTable& t, const ResultRow& r);
 // Timed rows (status passed, median set) with num_tokens <= max_tokens and, when `variant` is
 // not empty, of that variant, in file order. The
 // written bytes are the output elements (each operation's Operation::output_elems; concat:
-// T*H*(NOPE+ROPE), cache write: written tokens * 2*H*D) times the output dtype's size; the rest of `bytes` is read. Throws ResultCsvError
-// naming FILE:LINE for a selected row without bytes or written_tokens, or whose split is
-// negative, and naming --variant when no row has that variant (a misspelt name goes no further).
+// T*H*(NOPE+ROPE), cache write: written tokens * 2*H*D) times the output dtype's size; the rest of
+// `bytes` is read. Throws ResultCsvError naming FILE:LINE for a selected row without bytes or
+// written_tokens, or whose split is negative, and naming --variant when no row has that variant (a
+// misspelt name goes no further).
 std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
                                    const std::string& variant = "");
 
@@ -40,7 +41,7 @@ struct BoundRow {
   std::vector<std::string> axes;
   double median_us = 0;
   std::int64_t bytes = 0, read_bytes = 0, write_bytes = 0;
-  double write_floor_us = 0, move_floor_us = 0;  // write: 0 when not timed (T > 128)
+  double write_floor_us = 0, move_floor_us = 0;         // write: 0 when not timed (T > 128)
   double launch_floor_us = 0, pdl_launch_floor_us = 0;  // empty kernel, without and with PDL
   std::string write_floor_method, move_floor_method;
   int buffer_sets = 1;

@@ -17,9 +17,9 @@ struct Calibration {
   std::string measured_at;  // ISO 8601 UTC
   std::string kvbench_version, git_sha;
   TimingMode mode = TimingMode::graph;  // timing mode of the copies
-  double buffer_bytes = 0;      // bytes per copy (source; the destination is as large)
-  double memcpy_gbps = 0;       // cudaMemcpyAsync D2D, read + write bytes / median
-  double copy_kernel_gbps = 0;  // 16-byte-vector copy kernel, same counting
+  double buffer_bytes = 0;              // bytes per copy (source; the destination is as large)
+  double memcpy_gbps = 0;               // cudaMemcpyAsync D2D, read + write bytes / median
+  double copy_kernel_gbps = 0;          // 16-byte-vector copy kernel, same counting
   double memcpy_median_us = 0, copy_kernel_median_us = 0;
   double measured_peak_gbps = 0;     // the larger of the two
   double theoretical_peak_gbps = 0;  // 0: unknown

@@ -110,11 +110,10 @@ std::string csv_header() { return join_csv(csv_columns()); }
 std::string csv_line(const Row& r) {
   std::vector<std::string> f = {std::to_string(kSchemaVersion)};
   for (auto& v : case_fields(r.c)) f.push_back(std::move(v));
-  for (auto v : {std::string(to_string(r.status)), csv_quoted(r.reason),
-                 std::to_string(r.mismatches),
-                 std::to_string(r.written_tokens), std::to_string(r.bytes),
-                 r.mode ? std::string(to_string(*r.mode)) : std::string(),
-                 std::to_string(r.buffer_sets)})
+  for (auto v :
+       {std::string(to_string(r.status)), csv_quoted(r.reason), std::to_string(r.mismatches),
+        std::to_string(r.written_tokens), std::to_string(r.bytes),
+        r.mode ? std::string(to_string(*r.mode)) : std::string(), std::to_string(r.buffer_sets)})
     f.push_back(std::move(v));
   if (r.timed) {
     const Stats& s = r.stats;

@@ -22,9 +22,9 @@ struct Row {
   std::string reason;           // empty when passed
   std::int64_t mismatches = 0;  // differing output elements (incorrect rows)
   std::int64_t written_tokens = 0;
-  std::int64_t bytes = 0;  // logical bytes of SPEC.md §4
+  std::int64_t bytes = 0;          // logical bytes of SPEC.md §4
   std::optional<TimingMode> mode;  // unset when not timed
-  int buffer_sets = 1;     // independent buffer sets validated and timed (settings.rotate)
+  int buffer_sets = 1;             // independent buffer sets validated and timed (settings.rotate)
   bool timed = false;
   Stats stats;
   int launches_per_sample = 0;         // launches per timed window

@@ -19,8 +19,8 @@ std::uint64_t key_hash(const ResultRow& r, bool with_device) {
 }
 
 std::string key_text(const ResultRow& row) {
-  return row.axes[axis_col::kernel] + " " + row.axes[axis_col::variant] + " " + row.axes[axis_col::sweep] + " " +
-         describe_axes(row) + " on '" + row.device + "'";
+  return row.axes[axis_col::kernel] + " " + row.axes[axis_col::variant] + " " +
+         row.axes[axis_col::sweep] + " " + describe_axes(row) + " on '" + row.device + "'";
 }
 
 // How a timed row was timed, as the timing-mismatch message shows it: "in graph mode over 61
@@ -86,9 +86,8 @@ class RowIndex {
     std::string msg = t.path + ": " + role + " has " + std::to_string(dups.size()) +
                       " duplicate case key" + (dups.size() > 1 ? "s" : "") + ": ";
     for (std::size_t k = 0; k < dups.size() && k < 3; ++k)
-      msg += (k ? "; " : "") + std::string("lines ") +
-             std::to_string(t.rows[dups[k].second].line) + " and " +
-             std::to_string(t.rows[dups[k].first].line) + " (" +
+      msg += (k ? "; " : "") + std::string("lines ") + std::to_string(t.rows[dups[k].second].line) +
+             " and " + std::to_string(t.rows[dups[k].first].line) + " (" +
              key_text(t.rows[dups[k].first]) + ")";
     if (dups.size() > 3) msg += "; and " + std::to_string(dups.size() - 3) + " more";
     throw GateError(msg);
@@ -364,9 +363,8 @@ void markdown_report(const GateReport& r, std::ostream& out) {
   out << "### kvbench compare: " << r.summary() << "\n\n";
   out << "Baseline `" << r.baseline_path << "` (" << r.baseline_rows << " rows), current `"
       << r.current_path << "` (" << r.current_rows << " rows); threshold "
-      << percent(r.threshold, false)
-      << " or the rows' own p10-p90 spread (at most " << percent(kMaxNoiseBand, false)
-      << "), whichever is larger.\n\n";
+      << percent(r.threshold, false) << " or the rows' own p10-p90 spread (at most "
+      << percent(kMaxNoiseBand, false) << "), whichever is larger.\n\n";
   if (!r.board_note.empty()) out << "Note: " << r.board_note << ".\n\n";
   out << "| verdict | kernel | variant | sweep | case | device | baseline us | current us | "
          "change | tolerance | note |\n";
@@ -379,10 +377,9 @@ void markdown_report(const GateReport& r, std::ostream& out) {
     out << "| " << (verdict_bold ? "**" + name + "**" : name) << " | "
         << cell(row.axes[axis_col::kernel]) << " | " << cell(row.axes[axis_col::variant]) << " | "
         << cell(row.axes[axis_col::sweep]) << " | " << cell(describe_axes(row)) << " | "
-        << cell(row.device) << " | " << micros(v.baseline) << " | " << micros(v.current)
-        << " | " << change_text(v) << " | "
-        << (v.tolerance > 0 ? percent(v.tolerance, false) : "") << " | " << cell(v.note)
-        << " |\n";
+        << cell(row.device) << " | " << micros(v.baseline) << " | " << micros(v.current) << " | "
+        << change_text(v) << " | " << (v.tolerance > 0 ? percent(v.tolerance, false) : "") << " | "
+        << cell(v.note) << " |\n";
   }
   out << "\n" << r.summary() << "\n";
 }

@@ -44,9 +44,9 @@ struct CaseVerdict {
   Verdict verdict = Verdict::unknown;
   const ResultRow* baseline = nullptr;  // rows of the tables given to run_gate, which must
   const ResultRow* current = nullptr;   // outlive the report
-  double ratio = 0;      // current / baseline median, when both were timed
-  double tolerance = 0;  // the band the ratio was judged against
-  std::string note;      // why, for unknown / incorrect / missing rows
+  double ratio = 0;                     // current / baseline median, when both were timed
+  double tolerance = 0;                 // the band the ratio was judged against
+  std::string note;                     // why, for unknown / incorrect / missing rows
 };
 
 struct GateReport {
@@ -67,8 +67,9 @@ struct GateReport {
 double spread(const Timing& t);
 
 // Same / faster / slower for two timed rows. The band is the larger of `threshold` and both
-// rows' spreads, the spreads capped at kMaxNoiseBand; slower when current > baseline·(1 + band), faster when baseline >
-// current·(1 + band) (symmetric in the ratio). Writes the band to *tolerance.
+// rows' spreads, the spreads capped at kMaxNoiseBand; slower when current > baseline·(1 + band),
+// faster when baseline > current·(1 + band) (symmetric in the ratio). Writes the band to
+// *tolerance.
 Verdict judge(const Timing& baseline, const Timing& current, double threshold, double* tolerance);
 
 // Throws GateError for a baseline that cannot be gated against: no rows, no timed row, or

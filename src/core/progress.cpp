@@ -1,10 +1,10 @@
 #include "core/progress.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-
-#include <unistd.h>
 
 namespace kvbench {
 

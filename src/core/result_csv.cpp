@@ -140,8 +140,7 @@ class LineSource {
     } catch (const io::error::line_length_limit_exceeded&) {
       throw too_long();
     } catch (const io::error::base& e) {
-      throw ResultCsvError(where(path_, number_ + 1) + "cannot read result CSV (" + e.what() +
-                           ")");
+      throw ResultCsvError(where(path_, number_ + 1) + "cannot read result CSV (" + e.what() + ")");
     }
     if (!line) return false;
     ++number_;

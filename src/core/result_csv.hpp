@@ -59,8 +59,22 @@ class Text {
 // Positions of result_axis_columns() in AxisValues (result_csv.cpp checks the names' order).
 namespace axis_col {
 enum : std::size_t {
-  kernel, variant, sweep, num_tokens, num_heads, head_dim, rope_dim, block_size, in_dtype,
-  out_dtype, layout, scale, swa, kv_interleaved, strides, slots
+  kernel,
+  variant,
+  sweep,
+  num_tokens,
+  num_heads,
+  head_dim,
+  rope_dim,
+  block_size,
+  in_dtype,
+  out_dtype,
+  layout,
+  scale,
+  swa,
+  kv_interleaved,
+  strides,
+  slots
 };
 }  // namespace axis_col
 
@@ -97,9 +111,9 @@ struct ResultRow {
   Text reason;
   std::optional<Timing> timing;  // set when the row was timed (median_us not empty)
   std::optional<std::int64_t> bytes, written_tokens;  // unset when the column is absent or empty
-  int buffer_sets = 1;           // schema 2's column; schema-1 rows timed one set
-  Text mode;                     // the `mode` column: how the row was timed; empty when untimed
-  unsigned line = 0;             // line in its file
+  int buffer_sets = 1;  // schema 2's column; schema-1 rows timed one set
+  Text mode;            // the `mode` column: how the row was timed; empty when untimed
+  unsigned line = 0;    // line in its file
 };
 
 struct ResultTable {

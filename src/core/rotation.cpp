@@ -34,13 +34,12 @@ RotationChoice choose_buffer_sets(const RotationInput& in) {
   if (in.setting != kRotateAuto) {
     out.sets = in.setting;
     if (in.setting > 1 && static_cast<double>(in.setting) > device_fit)
-      out.refused = "rotate " + std::to_string(in.setting) + " needs " +
-                    gb(per_set * in.setting) + " of device memory, " +
-                    gb(static_cast<double>(in.device_free_bytes)) + " free";
+      out.refused = "rotate " + std::to_string(in.setting) + " needs " + gb(per_set * in.setting) +
+                    " of device memory, " + gb(static_cast<double>(in.device_free_bytes)) + " free";
     else if (in.setting > 1 && static_cast<double>(in.setting) > host_fit)
-      out.refused = "rotate " + std::to_string(in.setting) + " needs " +
-                    gb(per_host * in.setting) + " of host memory, " +
-                    gb(static_cast<double>(in.host_available_bytes)) + " available";
+      out.refused = "rotate " + std::to_string(in.setting) + " needs " + gb(per_host * in.setting) +
+                    " of host memory, " + gb(static_cast<double>(in.host_available_bytes)) +
+                    " available";
     return out;
   }
   if (in.mode == TimingMode::cold || in.set_bytes <= 0) return out;

@@ -20,13 +20,13 @@ inline constexpr double kRotateDeviceFraction = 0.8;
 inline constexpr double kRotateHostFraction = 0.5;
 
 struct RotationInput {
-  int setting = 1;                     // settings.rotate (kRotateAuto or N)
+  int setting = 1;  // settings.rotate (kRotateAuto or N)
   TimingMode mode = TimingMode::graph;
-  std::int64_t set_bytes = 0;          // bytes one launch touches: SPEC.md §4's logical bytes
-  std::size_t set_device_bytes = 0;    // device bytes one set allocates
+  std::int64_t set_bytes = 0;        // bytes one launch touches: SPEC.md §4's logical bytes
+  std::size_t set_device_bytes = 0;  // device bytes one set allocates
   std::size_t l2_bytes = 0;
-  std::size_t device_free_bytes = 0;   // 0: unknown, no cap
-  std::size_t set_host_bytes = 0;      // host bytes one set's inputs and reference take
+  std::size_t device_free_bytes = 0;     // 0: unknown, no cap
+  std::size_t set_host_bytes = 0;        // host bytes one set's inputs and reference take
   std::size_t host_available_bytes = 0;  // 0: unknown, no cap
 };
 

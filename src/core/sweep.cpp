@@ -58,9 +58,9 @@ class StructureCheck : public YAML::EventHandler {
     bool is_map = false;
     std::string path;
     bool expect_key = true;
-    std::string key;                     // the current key (maps)
-    std::size_t index = 0;               // the current index (lists)
-    std::map<std::string, int> lines;    // key -> line of its first use (maps)
+    std::string key;                   // the current key (maps)
+    std::size_t index = 0;             // the current index (lists)
+    std::map<std::string, int> lines;  // key -> line of its first use (maps)
   };
 
   [[noreturn]] void fail(const YAML::Mark& m, const std::string& path, const std::string& what) {
@@ -118,8 +118,7 @@ class StructureCheck : public YAML::EventHandler {
       fail(mark, stack_.back().path,
            std::string(is_map ? "a mapping" : "a list") + " used as a key");
     if (static_cast<int>(stack_.size()) >= kMaxYamlDepth)
-      fail(mark, child_path(),
-           "nested deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+      fail(mark, child_path(), "nested deeper than " + std::to_string(kMaxYamlDepth) + " levels");
     Level level;
     level.is_map = is_map;
     level.path = child_path();
@@ -134,8 +133,8 @@ class StructureCheck : public YAML::EventHandler {
   // yaml-cpp takes a quoted scalar cut off by the end of the file as closed; refuse it.
   void check_quote(const YAML::Mark& mark) {
     if (mark.line < 0 || static_cast<std::size_t>(mark.line) >= line_starts_.size()) return;
-    const std::size_t pos = line_starts_[static_cast<std::size_t>(mark.line)] +
-                            static_cast<std::size_t>(mark.column);
+    const std::size_t pos =
+        line_starts_[static_cast<std::size_t>(mark.line)] + static_cast<std::size_t>(mark.column);
     if (pos >= text_.size() || (text_[pos] != '"' && text_[pos] != '\'')) return;
     const char quote = text_[pos];
     for (std::size_t i = pos + 1; i < text_.size(); ++i) {
@@ -149,8 +148,8 @@ class StructureCheck : public YAML::EventHandler {
         return;
       }
     }
-    fail(mark, child_path(), std::string("quoted string not closed (") + quote +
-                                 " opened here, the file ends first)");
+    fail(mark, child_path(),
+         std::string("quoted string not closed (") + quote + " opened here, the file ends first)");
   }
 
   const std::string& text_;
@@ -421,17 +420,17 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   std::string factors;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (values[i].size() <= 1) continue;
-    factors += (factors.empty() ? "" : " x ") + specs[i].name + " " +
-               std::to_string(values[i].size());
+    factors +=
+        (factors.empty() ? "" : " x ") + specs[i].name + " " + std::to_string(values[i].size());
     over = over || __builtin_mul_overflow(count, values[i].size(), &count);
   }
   if (over || count > budget)
     fail(source, sweep, path,
          "expands to " + (over ? std::string("more than 2^64") : std::to_string(count)) +
              " cases (" + (factors.empty() ? "one case" : factors) + ")" +
-             (budget < max_cases ? ", with " + std::to_string(max_cases - budget) +
-                                       " cases before it"
-                                 : std::string()) +
+             (budget < max_cases
+                  ? ", with " + std::to_string(max_cases - budget) + " cases before it"
+                  : std::string()) +
              ", past the limit of " + std::to_string(max_cases) + " (--max-cases raises it)");
   budget -= count;
   out.reserve(out.size() + count);
@@ -444,7 +443,8 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
     try {
       check_sizes(c);
     } catch (const SizeOverflow& e) {
-      fail(source, sweep, path, describe(c) + ": a tensor size overflows 64 bits (" + e.what() + ")");
+      fail(source, sweep, path,
+           describe(c) + ": a tensor size overflows 64 bits (" + e.what() + ")");
     }
     out.push_back(c);
     bool advanced = false;  // odometer step, last axis fastest; false once every axis wrapped

@@ -40,7 +40,8 @@ struct RunSettings {
   double timeout_s = 5;              // wall-clock limit on one case's sampling
   int launches_per_sample = 20;      // hot and graph: launches per timed window (cold: always 1)
   L2Flush l2_flush = L2Flush::read;  // how cold mode empties L2
-  int rotate = 1;  // buffer sets per case, launch i uses set i mod N; kRotateAuto: core/rotation.hpp
+  int rotate =
+      1;  // buffer sets per case, launch i uses set i mod N; kRotateAuto: core/rotation.hpp
   bool hot_inputs = false;  // a producer kernel writes each set's inputs right before its launch
 };
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-
 namespace kvbench {
 
 // Every scale positive and finite (zero, negative, NaN and infinite scales are rejected).

@@ -72,7 +72,7 @@ __global__ void scatter_kernel(ScatterArgs a) {
   pdl_wait();
   const auto rw = static_cast<Index>(a.head_read / static_cast<std::int64_t>(sizeof(W)));
   const auto ww = static_cast<Index>(a.head_write / static_cast<std::int64_t>(sizeof(W)));
-  const Index wph = rw > ww ? rw : ww;                      // words per head chunk
+  const Index wph = rw > ww ? rw : ww;                       // words per head chunk
   const Index per_pair = static_cast<Index>(a.heads) * wph;  // words per (token, K/V)
   const Index total = static_cast<Index>(a.tokens) * 2 * per_pair;
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
@@ -109,7 +109,8 @@ __global__ void scatter_kernel(ScatterArgs a) {
       if (kRows)
         dst[k] = out + j;
       else if (w < ww)
-        dst[k] = reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(out) + h * a.head_stride) + w;
+        dst[k] =
+            reinterpret_cast<W*>(reinterpret_cast<unsigned char*>(out) + h * a.head_stride) + w;
       else
         keep[k] = true;
     }
@@ -140,12 +141,16 @@ cudaError_t launch_scatter_words(const ScatterArgs& a, int per_thread, bool eage
                                  dim3 block, cudaStream_t stream, std::int64_t total) {
   const bool rows = a.head_read == a.head_write && a.head_stride == a.head_write;
   // 32-bit indices while every index the grid-stride loop reaches fits.
-  const bool small = total + static_cast<std::int64_t>(grid.x) * block.x * per_thread < (std::int64_t{1} << 32);
+  const bool small =
+      total + static_cast<std::int64_t>(grid.x) * block.x * per_thread < (std::int64_t{1} << 32);
   if (small)
-    return rows ? launch_scatter_k<W, std::uint32_t, true>(a, per_thread, eager, grid, block, stream)
-                : launch_scatter_k<W, std::uint32_t, false>(a, per_thread, eager, grid, block, stream);
-  return rows ? launch_scatter_k<W, std::uint64_t, true>(a, per_thread, eager, grid, block, stream)
-              : launch_scatter_k<W, std::uint64_t, false>(a, per_thread, eager, grid, block, stream);
+    return rows
+               ? launch_scatter_k<W, std::uint32_t, true>(a, per_thread, eager, grid, block, stream)
+               : launch_scatter_k<W, std::uint32_t, false>(a, per_thread, eager, grid, block,
+                                                           stream);
+  return rows
+             ? launch_scatter_k<W, std::uint64_t, true>(a, per_thread, eager, grid, block, stream)
+             : launch_scatter_k<W, std::uint64_t, false>(a, per_thread, eager, grid, block, stream);
 }
 
 bool valid(BoundShape s) {

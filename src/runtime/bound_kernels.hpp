@@ -41,11 +41,11 @@ cudaError_t launch_move16(const void* src, std::size_t read_bytes, void* dst,
 // before any is stored. `eager`: each word's load is issued beside its token's dst_row load
 // rather than after it (a skipped token's words are then read too, and kept through `sink`).
 struct ScatterArgs {
-  const void* src_k;          // [T, H, head_read bytes]
-  const void* src_v;          // [T, H, head_read bytes]
+  const void* src_k;            // [T, H, head_read bytes]
+  const void* src_v;            // [T, H, head_read bytes]
   const std::int64_t* dst_row;  // [T], byte offset of token t's K row in dst, or -1: skipped
-  void* dst;                  // the caches
-  std::int64_t v_offset = 0;  // bytes from K's row to V's
+  void* dst;                    // the caches
+  std::int64_t v_offset = 0;    // bytes from K's row to V's
   std::int64_t tokens = 0, heads = 0;
   std::int64_t head_read = 0, head_write = 0, head_stride = 0;  // bytes
   int word_bytes = 16;

@@ -62,8 +62,8 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
                                    cudaStream_t st, const RunSettings& s) {
   const std::size_t rb = words16(std::max<std::int64_t>(read, 16)),
                     wb = words16(std::max<std::int64_t>(write, 16));
-  const DeviceBuffer src(rb * static_cast<std::size_t>(sets)), dst(wb * static_cast<std::size_t>(sets)),
-      sink(sizeof(std::uint32_t));
+  const DeviceBuffer src(rb * static_cast<std::size_t>(sets)),
+      dst(wb * static_cast<std::size_t>(sets)), sink(sizeof(std::uint32_t));
   // Every source word reads 0x5A5A5A5A, so the XOR of a 16-byte word is 0, never 1.
   KVB_CUDA_CHECK(cudaMemsetAsync(src.get(), 0x5A, src.bytes(), st));
   KVB_CUDA_CHECK(cudaMemsetAsync(dst.get(), 0, dst.bytes(), st));
@@ -80,21 +80,24 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
       for (int k : kPerThread) shapes.push_back({k, threads});
   }
   if (with_write && w > 0) {
-    write_best.consider(time_sets([&](int set, cudaStream_t x) {
-                          return cudaMemsetAsync(d + set * wb, 0, w, x);
-                        }, sets, st, s),
-                        "memset");
+    write_best.consider(
+        time_sets([&](int set, cudaStream_t x) { return cudaMemsetAsync(d + set * wb, 0, w, x); },
+                  sets, st, s),
+        "memset");
     for (BoundShape shape : shapes)
-      write_best.consider(time_sets([&](int set, cudaStream_t x) {
-                            return launch_store16(d + set * wb, w, shape, x);
-                          }, sets, st, s),
-                          "store16 " + shape_name(shape));
+      write_best.consider(
+          time_sets(
+              [&](int set, cudaStream_t x) { return launch_store16(d + set * wb, w, shape, x); },
+              sets, st, s),
+          "store16 " + shape_name(shape));
   }
   for (BoundShape shape : shapes)
-    move_best.consider(time_sets([&](int set, cudaStream_t x) {
-                         return launch_move16(r + set * rb, rd, d + set * wb, w, never,
-                                              sink.as<std::uint32_t>(), shape, x);
-                       }, sets, st, s),
+    move_best.consider(time_sets(
+                           [&](int set, cudaStream_t x) {
+                             return launch_move16(r + set * rb, rd, d + set * wb, w, never,
+                                                  sink.as<std::uint32_t>(), shape, x);
+                           },
+                           sets, st, s),
                        "move16 " + shape_name(shape));
   return {write_best, move_best};
 }
@@ -121,7 +124,8 @@ namespace {
 
 int word_bytes(std::initializer_list<std::int64_t> sizes) {
   for (int w : {16, 8, 4, 2})
-    if (std::all_of(sizes.begin(), sizes.end(), [w](std::int64_t v) { return v % w == 0; })) return w;
+    if (std::all_of(sizes.begin(), sizes.end(), [w](std::int64_t v) { return v % w == 0; }))
+      return w;
   return 1;
 }
 
@@ -168,10 +172,12 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
   for (bool eager : {false, true})
     for (int threads : kScatterThreads)
       for (int per_thread : {1, 4})
-        best.consider(time_sets([&](int set, cudaStream_t x) {
-                        return launch_scatter(args[static_cast<std::size_t>(set)], threads,
-                                              per_thread, eager, x);
-                      }, sets, st, s),
+        best.consider(time_sets(
+                          [&](int set, cudaStream_t x) {
+                            return launch_scatter(args[static_cast<std::size_t>(set)], threads,
+                                                  per_thread, eager, x);
+                          },
+                          sets, st, s),
                       "scatter" + std::to_string(args.front().word_bytes) + " t" +
                           std::to_string(threads) + "x" + std::to_string(per_thread) +
                           (eager ? " eager" : ""));
@@ -193,7 +199,8 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
   std::map<Split, std::pair<Best, Best>> splits;
   std::map<std::pair<std::string, int>, Best> scatters;
   const auto split_of = [](const BoundCase& c) {
-    return Split{c.read_bytes, c.write_bytes, c.buffer_sets, c.c.num_tokens <= kWriteFloorMaxTokens};
+    return Split{c.read_bytes, c.write_bytes, c.buffer_sets,
+                 c.c.num_tokens <= kWriteFloorMaxTokens};
   };
   const auto scatter_key = [](const BoundCase& c) {
     Case k = c.c;

@@ -57,9 +57,9 @@ Calibration calibrate(const DeviceDetails& d) {
       },
       stream.get(), s);
   const int sms = d.sm_count;
-  const Measurement kernel_m = measure(
-      [&](cudaStream_t st) { return launch_copy16(src.get(), dst.get(), bytes, sms, st); },
-      stream.get(), s);
+  const Measurement kernel_m =
+      measure([&](cudaStream_t st) { return launch_copy16(src.get(), dst.get(), bytes, sms, st); },
+              stream.get(), s);
 
   Calibration c;
   c.device = d.name;
@@ -81,8 +81,8 @@ Calibration calibrate(const DeviceDetails& d) {
 }
 
 CalibrationResult load_or_calibrate(const DeviceDetails& d, bool force) {
-  const std::string path = calibration_cache_path(d.uuid, std::getenv("KVBENCH_CACHE_DIR"),
-                                                  std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"));
+  const std::string path = calibration_cache_path(
+      d.uuid, std::getenv("KVBENCH_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"));
   if (!force) {
     std::ifstream in(path);
     if (in) {

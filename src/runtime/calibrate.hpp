@@ -19,8 +19,8 @@ Calibration calibrate(const DeviceDetails& device);
 
 struct CalibrationResult {
   Calibration calibration;
-  std::string path;    // the cache file
-  bool measured;       // false: read from the cache
+  std::string path;  // the cache file
+  bool measured;     // false: read from the cache
 };
 
 // Reads the device's cache file unless `force` or it is missing, unreadable, of another version

@@ -35,7 +35,8 @@ Bytes launch_and_compare(const Launch& launch, const void* out, const Bytes& exp
                          const Locate& locate, Row& row) {
   KVB_CUDA_CHECK(launch(stream));
   Bytes actual(expected.size());
-  KVB_CUDA_CHECK(cudaMemcpyAsync(actual.data(), out, actual.size(), cudaMemcpyDeviceToHost, stream));
+  KVB_CUDA_CHECK(
+      cudaMemcpyAsync(actual.data(), out, actual.size(), cudaMemcpyDeviceToHost, stream));
   KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
   const auto elems = static_cast<std::int64_t>(expected.size() / size_of(out_dtype));
   const CompareResult cmp = compare_bitwise(expected.data(), actual.data(), elems,
@@ -108,7 +109,8 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
 }
 
 std::string set_prefix(int set, int sets) {
-  return set == 0 ? std::string() : "set " + std::to_string(set) + " of " + std::to_string(sets) + ": ";
+  return set == 0 ? std::string()
+                  : "set " + std::to_string(set) + " of " + std::to_string(sets) + ": ";
 }
 
 bool admit_variant(const Case& c, Row& row) {

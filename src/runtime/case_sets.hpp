@@ -150,7 +150,9 @@ class CaseSets {
   // A launch on a built set.
   virtual cudaError_t launch(int set, cudaStream_t stream) const = 0;
   // After timing: what the repeated launches could have left wrong (a verdict in `row`).
-  virtual void recheck(int sets, cudaStream_t stream, Row& row) { (void)sets, (void)stream, (void)row; }
+  virtual void recheck(int sets, cudaStream_t stream, Row& row) {
+    (void)sets, (void)stream, (void)row;
+  }
   // --save-tensors of set 0 (a later set that fails saves itself in build()).
   virtual void save(const ValidationOptions& o, const Row& row) = 0;
 };

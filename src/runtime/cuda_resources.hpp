@@ -77,9 +77,7 @@ class Event {
 class GraphExec {
  public:
   GraphExec() = default;
-  explicit GraphExec(cudaGraph_t graph) {
-    KVB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
-  }
+  explicit GraphExec(cudaGraph_t graph) { KVB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0)); }
   ~GraphExec() {
     if (exec_) cudaGraphExecDestroy(exec_);
   }

@@ -28,9 +28,12 @@ struct Nvml {
     if (!lib) return;
     init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
     shutdown = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlShutdown"));
-    driver_version = reinterpret_cast<int (*)(char*, unsigned)>(dlsym(lib, "nvmlSystemGetDriverVersion"));
-    by_uuid = reinterpret_cast<int (*)(const char*, NvmlDevice*)>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
-    max_clock = reinterpret_cast<int (*)(NvmlDevice, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
+    driver_version =
+        reinterpret_cast<int (*)(char*, unsigned)>(dlsym(lib, "nvmlSystemGetDriverVersion"));
+    by_uuid = reinterpret_cast<int (*)(const char*, NvmlDevice*)>(
+        dlsym(lib, "nvmlDeviceGetHandleByUUID"));
+    max_clock = reinterpret_cast<int (*)(NvmlDevice, int, unsigned*)>(
+        dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
     if (!init || !shutdown || init() != kNvmlSuccess) {
       dlclose(lib);
       lib = nullptr;

@@ -10,7 +10,8 @@
 
 namespace kvbench {
 
-std::vector<FlushStudyRow> flush_study(const DeviceDetails& d, const std::vector<std::size_t>& sizes,
+std::vector<FlushStudyRow> flush_study(const DeviceDetails& d,
+                                       const std::vector<std::size_t>& sizes,
                                        const RunSettings& base) {
   std::vector<FlushStudyRow> rows;
   const Stream stream;
@@ -43,7 +44,9 @@ std::vector<FlushStudyRow> flush_study(const DeviceDetails& d, const std::vector
       r.method = method;
       r.buffer_sets = n_sets;
       r.stats = m.stats;
-      r.gbps = copies && m.stats.median_us > 0 ? 2.0 * static_cast<double>(bytes) / m.stats.median_us / 1e3 : 0;
+      r.gbps = copies && m.stats.median_us > 0
+                   ? 2.0 * static_cast<double>(bytes) / m.stats.median_us / 1e3
+                   : 0;
       rows.push_back(r);
     };
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "core/metadata.hpp"
 #include "core/footprint.hpp"
+#include "core/metadata.hpp"
 #include "core/rotation.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/case_sets.hpp"
@@ -25,8 +25,8 @@ int buffer_sets(const stages::CaseSets& op, const RunSettings& settings, const D
   if (settings.rotate == 1) return 1;
   std::size_t free_bytes = 0, total = 0;
   KVB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  RotationInput in{settings.rotate, settings.mode, op.set_bytes(), op.layout().bytes(),
-                   device.l2_bytes, free_bytes};
+  RotationInput in{settings.rotate,     settings.mode,   op.set_bytes(),
+                   op.layout().bytes(), device.l2_bytes, free_bytes};
   in.set_host_bytes = op.set_host_bytes();
   in.host_available_bytes = host_available_bytes().value_or(0);  // unknown: no cap
   const RotationChoice choice = choose_buffer_sets(in);

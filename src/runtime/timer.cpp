@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <vector>
 
+#include "core/csv.hpp"  // kClockLowFraction
+#include "core/rotation.hpp"
 #include "runtime/blocking_kernel.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "runtime/l2flush.hpp"
 #include "runtime/timing_kernels.hpp"
-#include "core/csv.hpp"  // kClockLowFraction
-#include "core/rotation.hpp"
 
 namespace kvbench {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 struct Engine {
   int sm_count = 0;
   BlockingKernel blocker;
-  bool use_blocker = true;  // off after a timeout: a profiler or a stuck host defeats it
+  bool use_blocker = true;             // off after a timeout: a profiler or a stuck host defeats it
   std::unique_ptr<L2Flusher> flusher;  // allocated on the first cold measurement
   Event start, stop;
   DeviceBuffer clock_mhz{2 * timing::kMaxSmSlots * sizeof(float)};  // before, after
@@ -102,7 +102,8 @@ constexpr std::uint64_t kClockProbeNs = 200'000;
 double median_mhz(std::vector<float> mhz) {
   mhz.erase(std::remove(mhz.begin(), mhz.end(), 0.0f), mhz.end());
   if (mhz.empty()) return 0;
-  std::nth_element(mhz.begin(), mhz.begin() + static_cast<std::ptrdiff_t>(mhz.size() / 2), mhz.end());
+  std::nth_element(mhz.begin(), mhz.begin() + static_cast<std::ptrdiff_t>(mhz.size() / 2),
+                   mhz.end());
   return mhz[mhz.size() / 2];
 }
 
@@ -116,9 +117,10 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
   Measurement m;
   // Hot mode enqueues every launch behind the blocking kernel: with a producer, two per launch.
   const int hot = w.producer ? std::max(1, s.launches_per_sample / 2) : s.launches_per_sample;
-  m.launches_per_sample = s.mode == TimingMode::cold    ? 1
-                          : s.mode == TimingMode::graph ? graph_launches(s.launches_per_sample, w.sets)
-                                                        : std::min(hot, kMaxLaunchesPerSample);
+  m.launches_per_sample = s.mode == TimingMode::cold ? 1
+                          : s.mode == TimingMode::graph
+                              ? graph_launches(s.launches_per_sample, w.sets)
+                              : std::min(hot, kMaxLaunchesPerSample);
   const int n = m.launches_per_sample;
 
   const GraphExec exec = s.mode == TimingMode::graph ? capture(w, stream, n) : GraphExec();
@@ -167,11 +169,11 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
     }
   }
 
-  KVB_CUDA_CHECK(timing::launch_clock_probe(mhz + timing::kMaxSmSlots,
-                                            claimed + timing::kMaxSmSlots, kClockProbeNs,
-                                            e.sm_count, stream));
+  KVB_CUDA_CHECK(timing::launch_clock_probe(
+      mhz + timing::kMaxSmSlots, claimed + timing::kMaxSmSlots, kClockProbeNs, e.sm_count, stream));
   std::vector<float> host(2 * timing::kMaxSmSlots);
-  KVB_CUDA_CHECK(cudaMemcpyAsync(host.data(), mhz, e.clock_mhz.bytes(), cudaMemcpyDeviceToHost, stream));
+  KVB_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), mhz, e.clock_mhz.bytes(), cudaMemcpyDeviceToHost, stream));
   KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
   m.sm_clock_mhz = median_mhz(std::move(host));
   m.stats = summarize(std::move(samples_us));
@@ -204,7 +206,8 @@ Measurement measure(const Workload& w, cudaStream_t stream, const RunSettings& s
 }
 
 Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings& s) {
-  return measure(Workload{[&launch](int, cudaStream_t st) { return launch(st); }, 1, {}}, stream, s);
+  return measure(Workload{[&launch](int, cudaStream_t st) { return launch(st); }, 1, {}}, stream,
+                 s);
 }
 
 RunSettings floor_settings(const RunSettings& run) {

@@ -50,7 +50,6 @@ struct Measurement {
 Measurement measure(const Workload& work, cudaStream_t stream, const RunSettings& settings);
 Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings& settings);
 
-
 // An empty kernel measured in every mode: below these, a row's time is launch and scheduling
 // overhead, not work. It keeps the run's launches_per_sample (a graph's own launch cost is
 // shared by its launches, so the floor of a row depends on it) but never samples less than

@@ -44,7 +44,9 @@ __global__ void clock_probe_kernel(float* mhz, int* claimed, std::uint64_t spin_
   std::uint64_t t1 = t0;
   while (t1 - t0 < spin_ns) t1 = global_ns();
   const long long c1 = clock64();
-  if (first) mhz[smid] = static_cast<float>(1e3 * static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0));
+  if (first)
+    mhz[smid] =
+        static_cast<float>(1e3 * static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0));
 }
 
 // The producer of `hot_inputs`: rewrites every 16-byte word with itself XOR `mask` (0 at run

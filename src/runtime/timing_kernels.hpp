@@ -34,7 +34,7 @@ cudaError_t launch_empty(cudaStream_t stream);
 // `spin_ns` of %globaltimer time while the SM is busy spinning, as MHz in mhz[smid]; SMs no block
 // reached keep 0. Busy on purpose: an idle SM's counter may stop while it is clock-gated.
 // `claimed` must be zeroed before each probe.
-inline constexpr int kMaxSmSlots = 1024;  // %smid is below this on every GPU so far
+inline constexpr int kMaxSmSlots = 1024;      // %smid is below this on every GPU so far
 cudaError_t launch_clock_probe(float* mhz,    // [kMaxSmSlots]
                                int* claimed,  // [kMaxSmSlots], zeroed
                                std::uint64_t spin_ns, int sm_count, cudaStream_t stream);

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ostringstream out;
     kvbench::markdown_report(r, out);
     kvbench::junit_report(r);
-    if (r.exit_code() == kvbench::kGateRegression) __builtin_trap();  // a file is never slower than itself
+    if (r.exit_code() == kvbench::kGateRegression)
+      __builtin_trap();  // a file is never slower than itself
   } catch (const kvbench::ResultCsvError&) {
   } catch (const kvbench::GateError&) {
   }
