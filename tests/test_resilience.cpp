@@ -365,3 +365,60 @@ TEST(Resume, RowsOfOtherCasesAreRefused) {
 
 }  // namespace
 }  // namespace kvbench
+
+// What `run` hands its workers is the sidecar's settings object; the worker reads every field
+// back as it was (each set away from its default, so a field left out reads as a difference).
+TEST(WorkerSettings, EverySettingReadsBackAsTheSidecarRecordsIt) {
+  kvbench::RunSettings s;
+  s.seed = 18446744073709551615ull;
+  s.mode = kvbench::TimingMode::cold;
+  s.warmup = 3;
+  s.min_samples = 4;
+  s.min_time_s = 0.1 + 0.2;  // not exactly 0.3: the round trip keeps every bit
+  s.target_noise = 0.125;
+  s.timeout_s = 7.5;
+  s.launches_per_sample = 6;
+  s.l2_flush = kvbench::L2Flush::memset;
+  s.rotate = kvbench::kRotateAuto;
+  s.hot_inputs = true;
+  const std::string sent = kvbench::settings_to_json(s);
+  const kvbench::RunSettings got = kvbench::settings_from_json(sent, "--setup");
+  EXPECT_EQ(got.seed, s.seed);
+  EXPECT_EQ(got.mode, s.mode);
+  EXPECT_EQ(got.warmup, s.warmup);
+  EXPECT_EQ(got.min_samples, s.min_samples);
+  EXPECT_EQ(got.min_time_s, s.min_time_s);
+  EXPECT_EQ(got.target_noise, s.target_noise);
+  EXPECT_EQ(got.timeout_s, s.timeout_s);
+  EXPECT_EQ(got.launches_per_sample, s.launches_per_sample);
+  EXPECT_EQ(got.l2_flush, s.l2_flush);
+  EXPECT_EQ(got.rotate, s.rotate);
+  EXPECT_EQ(got.hot_inputs, s.hot_inputs);
+  // The sidecar's object, key for key.
+  kvbench::RunMetadata meta;
+  meta.settings = s;
+  const auto sidecar = nlohmann::json::parse(kvbench::metadata_to_json(meta))["settings"];
+  EXPECT_EQ(sidecar, nlohmann::json::parse(sent));
+  EXPECT_EQ(kvbench::settings_to_json(got), sent);
+}
+
+TEST(WorkerSettings, AMissingOrWrongKeyIsNamed) {
+  auto j = nlohmann::json::parse(kvbench::settings_to_json(kvbench::RunSettings{}));
+  j.erase("rotate");
+  EXPECT_THROW(
+      {
+        try {
+          kvbench::settings_from_json(j.dump(), "--setup");
+        } catch (const std::invalid_argument& e) {
+          EXPECT_STREQ(e.what(), "--setup: settings.rotate is missing");
+          throw;
+        }
+      },
+      std::invalid_argument);
+  j["rotate"] = "1";
+  j["mode"] = 5;
+  EXPECT_THROW(kvbench::settings_from_json(j.dump(), "--setup"), std::invalid_argument);
+  j["mode"] = "graph";
+  j["extra"] = 1;
+  EXPECT_THROW(kvbench::settings_from_json(j.dump(), "--setup"), std::invalid_argument);
+}

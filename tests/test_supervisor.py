@@ -326,26 +326,39 @@ def overhead():
 
 
 def settings():
-    """Every run setting given on the command line reaches the workers (--rotate, --hot-inputs,
-    --seed and the timing flags), so the rows measure what was asked."""
-    flags = ["--rotate", "7", "--hot-inputs", "--seed", "3", "--mode", "hot", "--warmup", "2"]
+    """Every run setting reaches the workers as the sidecar records it: each flag given a value
+    other than its default, the settings the worker was handed equal the sidecar's, key by key,
+    and each is the value asked for."""
+    asked = {"seed": ("--seed", "3", 3), "mode": ("--mode", "hot", "hot"),
+             "warmup": ("--warmup", "2", 2), "min_samples": ("--min-samples", "3", 3),
+             "min_time_s": ("--min-time", "0.25", 0.25),
+             "target_noise": ("--target-noise", "0.125", 0.125),
+             "timeout_s": ("--timeout", "7.5", 7.5),
+             "launches_per_sample": ("--launches-per-sample", "4", 4),
+             "l2_flush": ("--l2-flush", "memset", "memset"), "rotate": ("--rotate", "7", "7"),
+             "hot_inputs": ("--hot-inputs", None, True)}
+    flags = []
+    for flag, text, _ in asked.values():
+        flags += [flag] + ([text] if text is not None else [])
+    flags += ["--save-tensors", "tensors", "--save-tensors-all", "--check-bounds", "--max-cases", "500"]
     code, _, err = run(["run", SMOKE, "-o", "settings.csv", "--case", "0"] + flags,
                        STANDIN_ARGS="args.txt")
     check(code == 0, "exit %d: %s" % (code, err))
     with open("args.txt") as f:
         args = f.read().split("\n")
-    for name, value in (("--rotate", "7"), ("--seed", "3"), ("--mode", "hot"), ("--warmup", "2")):
-        check(name in args and args[args.index(name) + 1] == value,
-              "the worker was not given %s %s: %s" % (name, value, args))
-    check("--hot-inputs" in args, "the worker was not given --hot-inputs: %s" % args)
-    # Integer flags read as YAML 1.2 integers, as the keys they override: 010 is 10, not 8.
-    code, _, err = run(["run", SMOKE, "-o", "settings_yaml.csv", "--case", "0", "--warmup", "010",
-                        "--min-samples", "0x10"], STANDIN_ARGS="args_yaml.txt")
-    check(code == 0, "exit %d: %s" % (code, err))
-    args = open("args_yaml.txt").read().split("\n")
-    for name, value in (("--warmup", "10"), ("--min-samples", "16")):
-        check(name in args and args[args.index(name) + 1] == value,
-              "the worker was not given %s %s: %s" % (name, value, args))
+    check("--setup" in args, "the worker was not given --setup: %s" % args)
+    setup = json.loads(args[args.index("--setup") + 1])
+    recorded = json.load(open("settings.csv.json"))["settings"]
+    check(sorted(setup["settings"]) == sorted(recorded),
+          "the worker's settings have keys %s, the sidecar's %s" % (sorted(setup["settings"]), sorted(recorded)))
+    check(sorted(recorded) == sorted(asked), "the sidecar's settings are %s, the test asks %s: "
+          "give the new setting a flag value here" % (sorted(recorded), sorted(asked)))
+    for key, (flag, _, value) in asked.items():
+        check(setup["settings"][key] == recorded[key] == value,
+              "settings.%s (%s): the worker has %r, the sidecar %r, asked %r"
+              % (key, flag, setup["settings"][key], recorded[key], value))
+    check(setup["save_tensors"] == "tensors" and setup["save_tensors_all"] and setup["check_bounds"]
+          and setup["max_cases"] == 500, "validation options: %s" % setup)
 
 
 SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, devices, shards,

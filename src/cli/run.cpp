@@ -23,6 +23,7 @@
 #include "cli/flags.hpp"
 #include "cli/report.hpp"
 #include "cli/supervisor.hpp"
+#include "cli/worker_setup.hpp"
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
@@ -170,35 +171,17 @@ std::vector<std::string> worker_devices(const std::string& spec) {
   return out;
 }
 
-// The command line of `kvbench worker` for these run arguments.
-std::vector<std::string> worker_args(const RunArgs& a) {
-  std::vector<std::string> v = {"worker", a.config_path};
-  const Overrides& o = a.overrides;
-  auto add = [&](const char* flag, const std::string& value) {
-    v.push_back(flag);
-    v.push_back(value);
-  };
-  auto num = [](double x) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return std::string(buf);
-  };
-  if (o.seed) add("--seed", std::to_string(*o.seed));
-  if (a.max_cases != kDefaultMaxCases) add("--max-cases", std::to_string(a.max_cases));
-  if (o.mode) add("--mode", *o.mode);
-  if (o.l2_flush) add("--l2-flush", *o.l2_flush);
-  if (o.warmup) add("--warmup", std::to_string(*o.warmup));
-  if (o.min_samples) add("--min-samples", std::to_string(*o.min_samples));
-  if (o.launches_per_sample) add("--launches-per-sample", std::to_string(*o.launches_per_sample));
-  if (o.min_time_s) add("--min-time", num(*o.min_time_s));
-  if (o.target_noise) add("--target-noise", num(*o.target_noise));
-  if (o.timeout_s) add("--timeout", num(*o.timeout_s));
-  if (o.rotate) add("--rotate", *o.rotate);
-  if (o.hot_inputs) v.push_back("--hot-inputs");
-  if (!a.validation.save_tensors_dir.empty()) add("--save-tensors", a.validation.save_tensors_dir);
-  if (a.validation.save_all) v.push_back("--save-tensors-all");
-  if (a.validation.check_bounds) v.push_back("--check-bounds");
-  return v;
+// The command line of `kvbench worker`: the config and the resolved settings, as one JSON
+// object (cli/worker_setup.hpp), the sidecar's settings among them.
+std::vector<std::string> worker_args(const std::string& config_path, const RunArgs& a,
+                                     const RunSettings& settings) {
+  WorkerSetup setup;
+  setup.settings = settings;
+  setup.max_cases = a.max_cases;
+  setup.save_tensors_dir = a.validation.save_tensors_dir;
+  setup.save_all = a.validation.save_all;
+  setup.check_bounds = a.validation.check_bounds;
+  return {"worker", config_path, "--setup", worker_setup_to_json(setup)};
 }
 
 std::string read_text(const std::string& path) {
@@ -449,9 +432,7 @@ int cmd_run(RunArgs args) {
 
   SupervisorOptions options;
   const SealedText config_copy(loaded.text);
-  RunArgs to_worker = args;
-  to_worker.config_path = config_copy.path();
-  options.worker_args = worker_args(to_worker);
+  options.worker_args = worker_args(config_copy.path(), args, config.settings);
   options.devices = worker_devices(args.devices);
   options.case_timeout_s = args.case_timeout_s;
 

@@ -20,6 +20,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/flags.hpp"
 #include "cli/report.hpp"
+#include "cli/worker_setup.hpp"
 #include "core/csv.hpp"
 #include "core/footprint.hpp"
 #include "core/metadata.hpp"
@@ -119,9 +120,7 @@ class MemoryProbe {
 
 struct WorkerArgs {
   std::string config_path;
-  Overrides overrides;
-  ValidationOptions validation;
-  std::uint64_t max_cases = kDefaultMaxCases;
+  std::string setup;        // WorkerSetup as JSON (cli/worker_setup.hpp)
   bool skip_floor = false;  // a worker replacing one that died: the parent has the launch floor
 };
 
@@ -252,8 +251,13 @@ class CaseRunner {
 int cmd_worker(const WorkerArgs& args) {
   Channel channel;
   try {
-    Config config = load_config(args.config_path, args.max_cases);
-    apply(args.overrides, config.settings);
+    const WorkerSetup setup = worker_setup_from_json(args.setup);
+    Config config = load_config(args.config_path, setup.max_cases);
+    config.settings = setup.settings;  // resolved by `run`: the config's, with its flags
+    ValidationOptions validation;
+    validation.save_tensors_dir = setup.save_tensors_dir;
+    validation.save_all = setup.save_all;
+    validation.check_bounds = setup.check_bounds;
     const DeviceInfo device = open_device();
     const DeviceDetails details = device_details();
     const std::vector<FloorEntry> floor =
@@ -262,7 +266,7 @@ int cmd_worker(const WorkerArgs& args) {
     print_calibration(cal);
     std::fflush(stdout);
     channel.send("ready " + device_entry_json(details, cal.calibration, floor));
-    CaseRunner(config, args.validation, device, details, cal.calibration).serve(channel);
+    CaseRunner(config, validation, device, details, cal.calibration).serve(channel);
     return kOk;
   } catch (const std::exception&) {
     const Failure f = current_failure();
@@ -279,13 +283,7 @@ Command add_worker(CLI::App& app) {
   CLI::App* worker = app.add_subcommand("worker", "");
   worker->group("");
   worker->add_option("config", a->config_path)->required();
-  worker->add_option("--seed", a->overrides.seed);
-  worker->add_option("--max-cases", a->max_cases);
-  add_timing_flags(worker, a->overrides);
-  add_rotation_flags(worker, a->overrides);
-  worker->add_option("--save-tensors", a->validation.save_tensors_dir);
-  worker->add_flag("--save-tensors-all", a->validation.save_all);
-  worker->add_flag("--check-bounds", a->validation.check_bounds);
+  worker->add_option("--setup", a->setup)->required();
   worker->add_flag("--skip-floor", a->skip_floor);
   return {worker, [a] { return cmd_worker(*a); }};
 }

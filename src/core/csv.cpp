@@ -149,15 +149,4 @@ void add_derived(Row& r, double measured_peak_gbps, double theoretical_peak_gbps
                 r.sm_clock_mhz < kClockLowFraction * max_sm_clock_mhz;
 }
 
-CsvWriter::CsvWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
-  if (!out_) throw std::runtime_error(path + ": cannot open for writing");
-  out_ << csv_header() << '\n' << std::flush;
-  if (!out_) throw std::runtime_error(path + ": write failed");
-}
-
-void CsvWriter::write(const Row& row) {
-  out_ << csv_line(row) << '\n' << std::flush;  // one whole line at a time
-  if (!out_) throw std::runtime_error(path_ + ": write failed");
-}
-
 }  // namespace kvbench

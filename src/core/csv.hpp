@@ -59,16 +59,4 @@ const std::vector<std::string>& csv_columns();
 std::string csv_header();
 std::string csv_line(const Row& row);
 
-// Writes the header on open and flushes after every row, so an interrupted run leaves every
-// finished row parseable. Throws std::runtime_error naming the path on I/O failure.
-class CsvWriter {
- public:
-  explicit CsvWriter(const std::string& path);
-  void write(const Row& row);
-
- private:
-  std::string path_;
-  std::ofstream out_;
-};
-
 }  // namespace kvbench

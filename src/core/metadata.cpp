@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <type_traits>
 
 namespace kvbench {
 namespace {
@@ -52,9 +54,70 @@ std::string device_entry_json(const DeviceDetails& d, const Calibration& c,
   return j.dump();
 }
 
+namespace {
+
+nlohmann::ordered_json settings_json(const RunSettings& s) {
+  return {{"seed", s.seed},
+          {"mode", std::string(to_string(s.mode))},
+          {"warmup", s.warmup},
+          {"min_samples", s.min_samples},
+          {"min_time_s", s.min_time_s},
+          {"target_noise", s.target_noise},
+          {"timeout_s", s.timeout_s},
+          {"launches_per_sample", s.launches_per_sample},
+          {"l2_flush", std::string(to_string(s.l2_flush))},
+          {"rotate", rotate_text(s.rotate)},
+          {"hot_inputs", s.hot_inputs}};
+}
+
+}  // namespace
+
+std::string settings_to_json(const RunSettings& s) { return settings_json(s).dump(); }
+
+RunSettings settings_from_json(const std::string& text, const std::string& where) {
+  using J = nlohmann::json;
+  const J j = J::parse(text, nullptr, false);
+  if (!j.is_object()) throw std::invalid_argument(where + ": settings are not a JSON object");
+  const auto at = [&](const char* key) -> const J& {
+    const auto it = j.find(key);
+    if (it == j.end()) throw std::invalid_argument(where + ": settings." + key + " is missing");
+    return *it;
+  };
+  const auto get = [&](const char* key, auto& out) {
+    try {
+      out = at(key).get<std::decay_t<decltype(out)>>();
+    } catch (const J::exception&) {
+      throw std::invalid_argument(where + ": settings." + key + ": " + at(key).dump() +
+                                  " is of the wrong type");
+    }
+  };
+  RunSettings s;
+  std::string mode, l2_flush, rotate;
+  get("seed", s.seed);
+  get("mode", mode);
+  get("warmup", s.warmup);
+  get("min_samples", s.min_samples);
+  get("min_time_s", s.min_time_s);
+  get("target_noise", s.target_noise);
+  get("timeout_s", s.timeout_s);
+  get("launches_per_sample", s.launches_per_sample);
+  get("l2_flush", l2_flush);
+  get("rotate", rotate);
+  get("hot_inputs", s.hot_inputs);
+  try {
+    s.mode = from_string<TimingMode>(mode);
+    s.l2_flush = from_string<L2Flush>(l2_flush);
+    s.rotate = parse_rotate(rotate);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(where + ": settings: " + e.what());
+  }
+  if (j.size() != settings_json(s).size())
+    throw std::invalid_argument(where + ": settings have keys this kvbench does not know");
+  return s;
+}
+
 std::string metadata_to_json(const RunMetadata& m) {
   using J = nlohmann::ordered_json;
-  const RunSettings& s = m.settings;
   const J floor = floor_json(m.launch_floor);
   J j = {
       {"kvbench_version", m.kvbench_version},
@@ -65,18 +128,7 @@ std::string metadata_to_json(const RunMetadata& m) {
       {"finished_at", m.finished_at.empty() ? J(nullptr) : J(m.finished_at)},
       {"config", {{"path", m.config_path}, {"fnv1a64", m.config_fnv1a64}}},
       {"csv", m.csv_path},
-      {"settings",
-       {{"seed", s.seed},
-        {"mode", std::string(to_string(s.mode))},
-        {"warmup", s.warmup},
-        {"min_samples", s.min_samples},
-        {"min_time_s", s.min_time_s},
-        {"target_noise", s.target_noise},
-        {"timeout_s", s.timeout_s},
-        {"launches_per_sample", s.launches_per_sample},
-        {"l2_flush", std::string(to_string(s.l2_flush))},
-        {"rotate", rotate_text(s.rotate)},
-        {"hot_inputs", s.hot_inputs}}},
+      {"settings", settings_json(m.settings)},
       {"device", details_json(m.device)},
       {"calibration", J::parse(calibration_to_json(m.calibration))},
       // Also at the top level, where scripts/plot.py looks for its roofline lines.

@@ -66,6 +66,14 @@ std::string device_entry_json(const DeviceDetails& d, const Calibration& c,
 
 std::string metadata_to_json(const RunMetadata& m);  // pretty-printed, ends with a newline
 
+// The resolved run settings as the sidecar's "settings" object records them, on one line: what
+// `run` hands its workers, so that they time what the sidecar says.
+std::string settings_to_json(const RunSettings& s);
+
+// The inverse of settings_to_json. Throws std::invalid_argument naming `where` and the key that
+// is missing or of the wrong type or value.
+RunSettings settings_from_json(const std::string& text, const std::string& where);
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 bytes of cudaUUID_t, as nvidia-smi.
 std::string format_uuid(const char* bytes16);
 
