@@ -243,4 +243,16 @@ TEST(Csv, WriterNamesAnUnwritablePath) {
 }
 
 }  // namespace
+// The one line splitter (what `kvbench run` reads its rows back with) inverts csv_quoted fields
+// joined by commas: quotes, doubled quotes, commas and empty fields included.
+TEST(Csv, SplitInvertsJoin) {
+  const std::vector<std::string> fields = {"a", "", "b,c", "say \"hi\"", "", "x\"y,z\"", ""};
+  std::vector<std::string> quoted;
+  for (const std::string& f : fields) quoted.push_back(csv_quoted(f));
+  EXPECT_EQ(split_csv(join_csv(quoted)), fields);
+  const std::string line = csv_line(passed_row());
+  EXPECT_EQ(split_csv(line).size(), csv_columns().size());
+  EXPECT_EQ(join_csv(split_csv(line)), line);
+}
+
 }  // namespace kvbench

@@ -73,32 +73,6 @@ std::vector<std::size_t> selected_cases(const Config& config, const std::string&
   return all;
 }
 
-// The fields of one CSV line (RFC 4180, as csv_quoted writes them).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        fields.back() += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back() += ch;
-    }
-  }
-  return fields;
-}
-
 std::size_t column(const char* name) {
   const auto& cols = csv_columns();
   for (std::size_t i = 0; i < cols.size(); ++i)

@@ -54,6 +54,8 @@ std::vector<std::string> case_fields(const Case& c);
 std::string join_csv(const std::vector<std::string>& fields);
 // RFC 4180 quoting for free text (line breaks become spaces); a plain token is returned as is.
 std::string csv_quoted(const std::string& s);
+// The fields of one CSV line whose fields csv_quoted wrote (RFC 4180): the rows csv_line writes.
+std::vector<std::string> split_csv(const std::string& line);
 
 const std::vector<std::string>& csv_columns();
 std::string csv_header();
