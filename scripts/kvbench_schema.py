@@ -1,14 +1,16 @@
-"""The case key of kvbench's result rows, read from the kvbench binary: one source of truth.
+"""The columns of kvbench's result rows, read from the kvbench binary: one source of truth.
 
-The case key is the list of axis columns that identify a case (kernel, variant, sweep, num_tokens,
-... slots), in the order the result CSV has them. Scripts ask the binary for it instead of
-copying the list:
-  - `kvbench schema --case-key` prints it comma-separated on one line;
-  - a binary without that flag gives the same list as the header of
-    `kvbench list CONFIG --format csv` less its leading `case` column.
+The binary defines the columns once (src/core/columns.hpp), each with its role: case_key (the
+columns that identify a case: kernel, variant, sweep, num_tokens, ... slots), result or
+metadata. Scripts ask the binary instead of copying the lists:
+  - `kvbench schema --columns` prints every column with its role, as CSV (column,role);
+  - `kvbench schema --case-key` prints the case key comma-separated on one line; a binary
+    without that flag gives the same list as the header of `kvbench list CONFIG --format csv`
+    less its leading `case` column.
 
 The binary is the one given, else $KVBENCH, else build/kvbench at the repository root.
 """
+import csv
 import functools
 import os
 import subprocess
@@ -52,9 +54,24 @@ def _case_key(binary):
     return tuple(header[1:])
 
 
+@functools.lru_cache(maxsize=None)
+def _columns(binary):
+    rc, out, err = _output(binary, "schema", "--columns")
+    rows = list(csv.reader(out.splitlines())) if rc == 0 else []
+    if rows[:1] != [["column", "role"]] or len(rows) < 2 or any(len(r) != 2 for r in rows):
+        raise SchemaError(f"{binary} schema --columns: exit {rc}: {err or 'no column table'}")
+    return tuple((name, role) for name, role in rows[1:])
+
+
 def case_key_columns(kvbench=None):
     """The case-key column names, in CSV order, as a new list."""
     return list(_case_key(find_binary(kvbench)))
+
+
+def columns(kvbench=None, role=None):
+    """Every column name of a result row in CSV order (with `role`, only the columns of that
+    role: case_key, result or metadata), as a new list."""
+    return [name for name, r in _columns(find_binary(kvbench)) if role in (None, r)]
 
 
 if __name__ == "__main__":

@@ -30,8 +30,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_schema  # noqa: E402
 
-AXES = ["sweep", "num_heads", "head_dim", "rope_dim", "block_size", "in_dtype", "out_dtype",
-        "layout", "scale", "swa", "strides"]
+
+
+def shape_columns():
+    """The columns that name a shape: the case key (from the kvbench binary) less the variant
+    and the token count, so the variants and token counts of one shape line up."""
+    return [c for c in kvbench_schema.case_key_columns() if c not in ("variant", "num_tokens")]
+
+
 DECODE_PREFILL = ["1", "16", "128", "1024", "8192", "32768", "65536", "131072"]
 
 def shape_name(r):

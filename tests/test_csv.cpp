@@ -12,6 +12,7 @@
 
 #include "core/csv.hpp"
 #include "core/outputs.hpp"
+#include "core/result_csv.hpp"
 #include "tests/support.hpp"
 
 namespace kvbench {
@@ -253,6 +254,145 @@ TEST(Csv, SplitInvertsJoin) {
   const std::string line = csv_line(passed_row());
   EXPECT_EQ(split_csv(line).size(), csv_columns().size());
   EXPECT_EQ(join_csv(split_csv(line)), line);
+}
+
+namespace {
+
+// Two rows, one of each operation, timed, with every field away from its default and from the
+// other row's: together they give every column a value that a reader leaving the column alone
+// would not write back.
+Row concat_row() {
+  Row r;
+  r.c = testing_support::concat_case(77, 3, 96, 32, StrideMode::sglang);
+  r.c.variant = Variant::optimized;
+  r.c.sweep = "mla, \"quoted\"";
+  r.c.in_dtype = DType::f16;
+  r.c.out_dtype = DType::bf16;
+  r.status = Status::passed;
+  r.written_tokens = 77;
+  r.bytes = 4096;
+  r.mode = TimingMode::graph;
+  r.buffer_sets = 2;
+  r.timed = true;
+  r.stats = {5, 2.5, 2.75, 2.25, 3.5, 2.375, 3.125, 0.0125, 0.004};
+  r.launches_per_sample = 20;
+  r.converged = true;
+  r.gbps = 1638.4;
+  r.pct_of_measured_peak = 40.5;
+  r.pct_of_theoretical_peak = 35.5;
+  r.sm_clock_mhz = 1980;
+  r.device = "NVIDIA H200, test";
+  r.device_uuid = "GPU-1";
+  r.git_sha = "abc";
+  return r;
+}
+
+Row cache_row() {
+  Row r;
+  r.c = testing_support::cache_case(9, 5, 80, 32);
+  CacheWriteParams& p = testing_support::cache_params(r.c);
+  p.layout = Layout::hnd;
+  p.scale = ScaleMode::per_head;
+  p.swa = true;
+  p.kv_interleaved = true;
+  p.slots = SlotPattern::skip;
+  r.c.variant = Variant::slot_order;
+  r.c.sweep = "paged";
+  r.c.in_dtype = DType::f32;
+  r.c.out_dtype = DType::fp8_e4m3;
+  r.c.strides = StrideMode::padded;
+  r.status = Status::incorrect;
+  r.reason = "3 mismatches, first at (0, 1)";
+  r.mismatches = 3;
+  r.written_tokens = 8;
+  r.bytes = 8192;
+  r.mode = TimingMode::cold;
+  r.buffer_sets = 3;
+  r.timed = true;
+  r.stats = {7, 1.5, 1.75, 1.25, 2.5, 1.375, 2.125, 0.0225, 0.008};
+  r.launches_per_sample = 1;
+  r.converged = false;
+  r.gbps = 5461.3;
+  r.pct_of_measured_peak = 120.5;
+  r.pct_of_theoretical_peak = 110.5;
+  r.sm_clock_mhz = 1500;
+  r.clock_low = true;
+  r.device = "NVIDIA H100";
+  r.device_uuid = "GPU-2";
+  r.git_sha = "def";
+  r.git_dirty = true;
+  return r;
+}
+
+// The fields of a row of `kernel` with every field at its default.
+std::vector<std::string> default_fields(Kernel kernel) {
+  Row r;
+  r.c = operation(kernel).default_case();
+  return split_csv(csv_line(r));
+}
+
+std::string refusal(const std::vector<std::string>& fields) {
+  try {
+    row_of_fields(fields);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+// A column the writer writes but the reader does not read back (or reads wrongly) fails here.
+TEST(Csv, EveryColumnIsReadBackAsWritten) {
+  const Row rows[] = {concat_row(), cache_row()};
+  std::vector<std::string> fields[2], defaults[2];
+  for (int k = 0; k < 2; ++k) {
+    fields[k] = split_csv(csv_line(rows[k]));
+    defaults[k] = default_fields(rows[k].c.kernel);
+    ASSERT_EQ(fields[k].size(), kColumnCount);
+    ASSERT_EQ(defaults[k].size(), kColumnCount);
+  }
+  for (std::size_t i = 0; i < kColumnCount; ++i) {
+    // The same in every row this build writes; and the kernel, which the reader must read
+    // before any other key column (its operation makes the case they fill).
+    if (i == index(Col::schema_version) || i == index(Col::kernel)) continue;
+    EXPECT_TRUE(fields[0][i] != defaults[0][i] || fields[1][i] != defaults[1][i])
+        << "column '" << kColumns[i].name << "': both test rows hold its default";
+  }
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<std::string> back = split_csv(csv_line(row_of_fields(fields[k])));
+    ASSERT_EQ(back.size(), kColumnCount);
+    for (std::size_t i = 0; i < kColumnCount; ++i)
+      EXPECT_EQ(back[i], fields[k][i]) << "column '" << kColumns[i].name << "' of row " << k;
+  }
+}
+
+// The case key: the case_key columns of the table, adjacent, and read back into the same case.
+TEST(Csv, CaseKeyIsTheTablesCaseKeyColumns) {
+  std::vector<std::string> key;
+  for (const ColumnInfo& c : kColumns)
+    if (c.role == ColumnRole::case_key) key.emplace_back(c.name);
+  EXPECT_EQ(case_columns(), key);
+  EXPECT_EQ(result_axis_columns(), key);
+  for (const Row& r : {concat_row(), cache_row()}) {
+    EXPECT_EQ(case_fields(case_of_key(case_key(r.c))), case_fields(r.c));
+    EXPECT_EQ(case_key(r.c)[key_index(Col::sweep)], r.c.sweep);  // unquoted
+  }
+}
+
+TEST(Csv, ReaderNamesTheColumnAndValueItRefuses) {
+  std::vector<std::string> f = split_csv(csv_line(cache_row()));
+  f[index(Col::swa)] = "maybe";
+  EXPECT_EQ(refusal(f), "swa 'maybe' is not true or false");
+  f = split_csv(csv_line(cache_row()));
+  f[index(Col::mismatches)] = "-1";
+  EXPECT_EQ(refusal(f), "mismatches '-1' is not an integer");
+  f = split_csv(csv_line(cache_row()));
+  f[index(Col::schema_version)] = "3";
+  EXPECT_EQ(refusal(f), "schema_version '3' is not 2 (this build's rows)");
+  f.pop_back();
+  EXPECT_EQ(refusal(f), "a row of " + std::to_string(kColumnCount - 1) + " fields, not " +
+                            std::to_string(kColumnCount));
 }
 
 }  // namespace kvbench

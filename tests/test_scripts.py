@@ -24,14 +24,13 @@ import plot  # noqa: E402  (imports matplotlib: an ImportError fails the test)
 import triton_baseline as tb  # noqa: E402  (must not need torch at import)
 
 DATA = os.path.join(ROOT, "tests", "data")
-KEY_COLUMNS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
-               "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
-               "strides", "slots"]
 OUT = sys.argv.pop(1) if len(sys.argv) > 1 else "plot_test_out"
 KVBENCH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "kvbench")
 # The scripts read the case key from this binary (scripts/kvbench_schema.py), in-process and in
 # the subprocesses below alike.
 os.environ["KVBENCH"] = os.path.abspath(KVBENCH)
+import kvbench_schema  # noqa: E402
+KEY_COLUMNS = kvbench_schema.case_key_columns()
 
 
 def is_png(path):
@@ -304,13 +303,38 @@ class Interpreters(unittest.TestCase):
         done = self.run_script("triton_baseline.py", "--help")
         self.assertEqual(done.returncode, 0, done.stderr)
         done = self.run_script("kvbench_schema.py", KVBENCH)
-        self.assertEqual(done.stdout.strip().split(","), KEY_COLUMNS, done.stderr)
+        table = subprocess.run([KVBENCH, "schema", "--columns"], capture_output=True, text=True,
+                               check=True).stdout.splitlines()[1:]
+        key = [line.split(",")[0] for line in table if line.endswith(",case_key")]
+        self.assertEqual(done.stdout.strip().split(","), key, done.stderr)
         done = self.run_script("kvbench_schema.py", "/nonexistent/kvbench")
         self.assertEqual((done.returncode, len(done.stderr.splitlines())), (1, 1), done.stderr)
 
 
 class CaseKey(unittest.TestCase):
     """scripts/kvbench_schema.py: the case key the scripts use is the binary's."""
+
+    def test_columns_are_the_header_with_roles(self):
+        import kvbench_schema
+        header = subprocess.run([KVBENCH, "schema"], capture_output=True, text=True,
+                                check=True).stdout.strip().split(",")
+        table = subprocess.run([KVBENCH, "schema", "--columns"], capture_output=True, text=True,
+                               check=True).stdout.splitlines()
+        self.assertEqual(table[0], "column,role")
+        rows = [line.split(",") for line in table[1:]]
+        self.assertEqual([r[0] for r in rows], header)
+        self.assertEqual(kvbench_schema.columns(KVBENCH), header)
+        roles = {r[1] for r in rows}
+        self.assertEqual(roles, {"case_key", "result", "metadata"})
+        self.assertEqual(kvbench_schema.columns(KVBENCH, "case_key"),
+                         kvbench_schema.case_key_columns(KVBENCH))
+        # The case key is one run of adjacent columns, after schema_version.
+        key = kvbench_schema.case_key_columns(KVBENCH)
+        start = header.index(key[0])
+        self.assertEqual(header[start:start + len(key)], key)
+        done = subprocess.run([KVBENCH, "schema", "--columns", "--case-key"], capture_output=True,
+                              text=True)
+        self.assertEqual(done.returncode, 3, done.stderr)
 
     def test_case_key_is_the_case_list_header(self):
         import kvbench_schema
@@ -743,14 +767,15 @@ case "$1" in
     "$FAKE_PY_REAL" "$FAKE_ROWS" "$1" "$out";;
 esac
 """
-    FAKE_ROWS = """import csv, sys
+    FAKE_ROWS = """import csv, os, subprocess, sys
 kind, out = sys.argv[1], sys.argv[2]
 with open("results/h200/perf.csv", newline="") as f:
     reader = csv.DictReader(f)
     rows = [r for r in reader if r["status"] == "passed"]
     header = reader.fieldnames
 if kind == "bounds":
-    key = header[1:17]
+    key = subprocess.check_output([os.environ["REAL_KVBENCH"], "schema", "--case-key"],
+                                  text=True).strip().split(",")
     header = key + ["median_us", "launch_floor_us", "write_floor_us", "move_floor_us", "bound_us"]
     rows = [dict({c: r[c] for c in key}, median_us=r["median_us"], launch_floor_us="0.6",
                  write_floor_us="", move_floor_us="1", bound_us=f"{float(r['median_us']) * 0.99:.4f}")

@@ -18,6 +18,8 @@ ROOT = os.path.dirname(HERE)
 SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
 VALIDATION = os.path.join(ROOT, "configs", "validation.yaml")
 KVBENCH = ""
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import kvbench_schema  # noqa: E402
 
 
 def env(**extra):
@@ -39,9 +41,8 @@ def rows(path):
 
 
 def key(r):
-    return tuple(r[c] for c in ("kernel", "variant", "sweep", "num_tokens", "num_heads",
-                                "head_dim", "rope_dim", "block_size", "in_dtype", "out_dtype",
-                                "layout", "scale", "swa", "kv_interleaved", "strides", "slots"))
+    """The row's case key: the binary's case-key columns (scripts/kvbench_schema.py)."""
+    return tuple(r[c] for c in kvbench_schema.case_key_columns(KVBENCH))
 
 
 def check(cond, what):

@@ -91,7 +91,7 @@ def unrotated_targets(rows, opt, small, l2, floor, peak, peers):
     pairs = {}
     for r in rows:
         if r["status"] == "passed":
-            pairs.setdefault(tuple(r[c] for c in pr.AXES + ["num_tokens"]), {})[r["variant"]] = r
+            pairs.setdefault(tuple(r[c] for c in pr.shape_columns() + ["num_tokens"]), {})[r["variant"]] = r
     ratios = [(float(v["optimized"]["median_us"]) / float(v["seed_port"]["median_us"]), v["optimized"])
               for v in pairs.values() if "optimized" in v and "seed_port" in v]
     if ratios:
@@ -110,7 +110,7 @@ def floor_misses(opt, small, floor, peak, bounds=None):
     over = [r for r in small if float(r["median_us"]) > bar]
     if not over:
         return
-    one = {tuple(r[c] for c in pr.AXES): float(r["median_us"]) for r in opt if r["num_tokens"] == "1"}
+    one = {tuple(r[c] for c in pr.shape_columns()): float(r["median_us"]) for r in opt if r["num_tokens"] == "1"}
     extra = " write floor µs | move floor µs |" if bounds is not None else ""
     print(f"\n| T ≤ 128 miss (bar {bar:.2f} µs) | T | µs | T=1 µs | bytes at copy peak µs | "
           "T=1 + bytes µs | µs over T=1 + bytes |" + extra)
@@ -118,7 +118,7 @@ def floor_misses(opt, small, floor, peak, bounds=None):
     bound, excess, faster, no_t1 = 0, [], 0, 0
     found, write_over, move_over, bars = 0, 0, 0, set()
     for r in sorted(over, key=lambda r: (shape_name(r), int(r["num_tokens"]))):
-        t1 = one.get(tuple(r[c] for c in pr.AXES))
+        t1 = one.get(tuple(r[c] for c in pr.shape_columns()))
         us, xfer = float(r["median_us"]), float(r["bytes"]) / (peak * 1e3)
         cells = ""
         if bounds is not None:

@@ -133,11 +133,8 @@ struct Rows {
 Rows collect_rows(const std::vector<std::string>& shards, const Config& config,
                   const std::string& config_path) {
   std::map<std::vector<std::string>, std::size_t> index_of;  // every case key of the config
-  for (std::size_t i = 0; i < config.cases.size(); ++i) {
-    std::vector<std::string> key = case_fields(config.cases[i]);
-    key[2] = config.cases[i].sweep;  // unquoted, as read_results reads it
-    index_of.emplace(key, i);
-  }
+  for (std::size_t i = 0; i < config.cases.size(); ++i)
+    index_of.emplace(case_key(config.cases[i]), i);
   Rows rows;
   std::vector<std::string> problems;
   for (const std::string& path : shards) {

@@ -73,19 +73,12 @@ std::vector<std::size_t> selected_cases(const Config& config, const std::string&
   return all;
 }
 
-std::size_t column(const char* name) {
-  const auto& cols = csv_columns();
-  for (std::size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] == name) return i;
-  throw std::logic_error(std::string("no CSV column ") + name);
-}
-
 // One line per finished case on stdout, from the row as the CSV holds it.
 void print_row(std::size_t k, std::size_t n, const Case& c, const std::vector<std::string>& f) {
-  static const std::size_t status = column("status"), reason = column("reason"),
-                           median = column("median_us"), gbps = column("gbps"),
-                           pct = column("pct_of_measured_peak"), converged = column("converged"),
-                           sets = column("buffer_sets");
+  constexpr std::size_t status = index(Col::status), reason = index(Col::reason),
+                        median = index(Col::median_us), gbps = index(Col::gbps),
+                        pct = index(Col::pct_of_measured_peak), converged = index(Col::converged),
+                        sets = index(Col::buffer_sets);
   auto at = [&](std::size_t i) { return i < f.size() ? f[i] : std::string(); };
   if (!at(median).empty())
     std::printf("[%zu/%zu] %-9s %10.3f us %8.1f GB/s %5.1f%% %s %s%s\n", k, n, at(status).c_str(),
@@ -164,12 +157,6 @@ std::string read_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::vector<std::string> case_key(const Case& c) {
-  std::vector<std::string> k = case_fields(c);
-  k[2] = c.sweep;  // unquoted, as the CSV readers read it
-  return k;
 }
 
 RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const std::string& shard,
@@ -353,7 +340,7 @@ class ActiveRun {
     const bool first = !csv_.committed();
     csv_.write(line);
     const std::vector<std::string> fields = split_csv(line);
-    static const std::size_t status = column("status");
+    constexpr std::size_t status = index(Col::status);
     failed_ += status < fields.size() && is_failure(fields[status]);
     ++finished_;
     meta_.cases_done = resumed_ + finished_;

@@ -13,14 +13,6 @@
 namespace kvbench {
 namespace {
 
-// Positions in ResultRow::axes (result_axis_columns()).
-std::size_t axis(const char* name) {
-  const auto& cols = result_axis_columns();
-  for (std::size_t i = 0; i < cols.size(); ++i)
-    if (cols[i] == name) return i;
-  throw std::logic_error(std::string("no axis column ") + name);
-}
-
 std::string fixed(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4f", v);
@@ -30,35 +22,8 @@ std::string fixed(double v) {
 }  // namespace
 
 Case case_of(const ResultTable& t, const ResultRow& r) {
-  const auto& a = r.axes;
-  const auto at = [&](const char* name) -> const std::string& { return a[axis(name)]; };
-  const auto flag = [&](const char* name) {
-    if (at(name) != "true" && at(name) != "false")
-      throw std::invalid_argument(std::string(name) + " '" + at(name) + "' is not true or false");
-    return at(name) == "true";
-  };
   try {
-    // Read in column order, so the first bad value is the one reported.
-    const Operation& op = operation(from_string<Kernel>(at("kernel")));
-    Case c = op.default_case();
-    OpColumns cols;
-    c.variant = from_string<Variant>(at("variant"));
-    c.sweep = at("sweep");
-    c.num_tokens = std::stoll(at("num_tokens"));  // digits, checked by read_results
-    c.num_heads = std::stoll(at("num_heads"));
-    cols.head_dim = std::stoll(at("head_dim"));
-    cols.rope_dim = std::stoll(at("rope_dim"));
-    cols.block_size = std::stoll(at("block_size"));
-    c.in_dtype = from_string<DType>(at("in_dtype"));
-    c.out_dtype = from_string<DType>(at("out_dtype"));
-    cols.layout = from_string<Layout>(at("layout"));
-    cols.scale = from_string<ScaleMode>(at("scale"));
-    cols.swa = flag("swa");
-    cols.kv_interleaved = flag("kv_interleaved");
-    c.strides = from_string<StrideMode>(at("strides"));
-    cols.slots = from_string<SlotPattern>(at("slots"));
-    op.set_columns(c, cols);
-    return c;
+    return case_of_key(r.axes);  // read in column order: the first bad value is the one reported
   } catch (const std::invalid_argument& e) {
     throw ResultCsvError(t.path + ":" + std::to_string(r.line) + ": " + e.what());
   }
@@ -66,12 +31,11 @@ Case case_of(const ResultTable& t, const ResultRow& r) {
 
 std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
                                    const std::string& variant) {
-  static const std::size_t tokens = axis("num_tokens"), var = axis("variant");
   if (!variant.empty() && std::none_of(t.rows.begin(), t.rows.end(), [&](const ResultRow& r) {
-        return r.axes[var] == variant;
+        return r.axes[Col::variant] == variant;
       })) {
     std::set<std::string> there;
-    for (const ResultRow& r : t.rows) there.insert(r.axes[var]);
+    for (const ResultRow& r : t.rows) there.insert(r.axes[Col::variant]);
     std::string names;
     for (const std::string& v : there) names += (names.empty() ? "" : ", ") + v;
     throw ResultCsvError("--variant " + variant + ": no row of " + t.path + " has it (" +
@@ -81,8 +45,8 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const ResultRow& r = t.rows[i];
     if (r.status != Status::passed || !r.timing) continue;
-    if (!variant.empty() && r.axes[var] != variant) continue;
-    const std::int64_t T = std::stoll(r.axes[tokens]);  // digits, checked by read_results
+    if (!variant.empty() && r.axes[Col::variant] != variant) continue;
+    const std::int64_t T = std::stoll(r.axes[Col::num_tokens]);  // digits, checked by read_results
     if (T > max_tokens) continue;
     const std::string at = t.path + ":" + std::to_string(r.line) + ": ";
     if (!r.bytes || !r.written_tokens)

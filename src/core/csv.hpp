@@ -1,5 +1,6 @@
-// The result row and its CSV form: one struct, one column list. Failed, rejected and skipped
-// rows fill every column too (timing columns empty).
+// The result row and its CSV form: one struct, and the one column list of core/columns.hpp,
+// which csv.cpp writes and reads back column by column. Failed, rejected and skipped rows fill
+// every column too (timing columns empty).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/case.hpp"
+#include "core/columns.hpp"
 #include "core/stats.hpp"
 
 namespace kvbench {
@@ -48,17 +50,28 @@ inline constexpr double kClockLowFraction = 0.9;
 void add_derived(Row& row, double measured_peak_gbps, double theoretical_peak_gbps,
                  double max_sm_clock_mhz);
 
-// The columns that identify a case (also `kvbench list --format csv`), and their values.
+// The columns that identify a case (the case_key columns of kColumns; also `kvbench list
+// --format csv`), and their values.
 const std::vector<std::string>& case_columns();
 std::vector<std::string> case_fields(const Case& c);
+// The same fields unquoted, as the readers read them (split_csv, read_results).
+std::vector<std::string> case_key(const Case& c);
+// The case of a key's fields, unquoted (split_csv): the inverse of case_fields. Throws
+// std::invalid_argument naming the first bad value ("swa 'x' is not true or false").
+Case case_of_key(const std::vector<std::string>& key);
 std::string join_csv(const std::vector<std::string>& fields);
 // RFC 4180 quoting for free text (line breaks become spaces); a plain token is returned as is.
 std::string csv_quoted(const std::string& s);
 // The fields of one CSV line whose fields csv_quoted wrote (RFC 4180): the rows csv_line writes.
 std::vector<std::string> split_csv(const std::string& line);
 
+// Every column's name (kColumns), the header line, and one row's line.
 const std::vector<std::string>& csv_columns();
 std::string csv_header();
 std::string csv_line(const Row& row);
+// The row of a line's fields, unquoted (split_csv): the inverse of csv_line, which writes back
+// the same line. Throws std::invalid_argument naming the first bad value. Timing figures come
+// back at the precision the line holds.
+Row row_of_fields(const std::vector<std::string>& fields);
 
 }  // namespace kvbench

@@ -19,8 +19,8 @@ std::uint64_t key_hash(const ResultRow& r, bool with_device) {
 }
 
 std::string key_text(const ResultRow& row) {
-  return row.axes[axis_col::kernel] + " " + row.axes[axis_col::variant] + " " +
-         row.axes[axis_col::sweep] + " " + describe_axes(row) + " on '" + row.device + "'";
+  return row.axes[Col::kernel] + " " + row.axes[Col::variant] + " " + row.axes[Col::sweep] + " " +
+         describe_axes(row) + " on '" + row.device + "'";
 }
 
 // How a timed row was timed, as the timing-mismatch message shows it: "in graph mode over 61
@@ -190,20 +190,20 @@ Verdict judge(const Timing& b, const Timing& c, double threshold, double* tolera
 }
 
 std::string describe_axes(const ResultRow& row) {
-  const bool concat = row.axes[axis_col::kernel] == "concat_and_cast_mha_k";
-  std::string s = "T=" + row.axes[axis_col::num_tokens] + " H=" + row.axes[axis_col::num_heads];
+  const bool concat = row.axes[Col::kernel] == "concat_and_cast_mha_k";
+  std::string s = "T=" + row.axes[Col::num_tokens] + " H=" + row.axes[Col::num_heads];
   if (concat) {
-    s += " NOPE=" + row.axes[axis_col::head_dim] + " ROPE=" + row.axes[axis_col::rope_dim];
+    s += " NOPE=" + row.axes[Col::head_dim] + " ROPE=" + row.axes[Col::rope_dim];
   } else {
-    s += " D=" + row.axes[axis_col::head_dim] + " BS=" + row.axes[axis_col::block_size] + " " +
-         row.axes[axis_col::layout];
+    s += " D=" + row.axes[Col::head_dim] + " BS=" + row.axes[Col::block_size] + " " +
+         row.axes[Col::layout];
   }
-  s += " " + row.axes[axis_col::in_dtype] + "->" + row.axes[axis_col::out_dtype] +
-       " strides=" + row.axes[axis_col::strides];
+  s += " " + row.axes[Col::in_dtype] + "->" + row.axes[Col::out_dtype] +
+       " strides=" + row.axes[Col::strides];
   if (!concat) {
-    s += " scale=" + row.axes[axis_col::scale] + " slots=" + row.axes[axis_col::slots];
-    if (row.axes[axis_col::swa] == "true") s += " swa";
-    if (row.axes[axis_col::kv_interleaved] == "true") s += " kv_interleaved";
+    s += " scale=" + row.axes[Col::scale] + " slots=" + row.axes[Col::slots];
+    if (row.axes[Col::swa] == "true") s += " swa";
+    if (row.axes[Col::kv_interleaved] == "true") s += " kv_interleaved";
   }
   return s;
 }
@@ -375,8 +375,8 @@ void markdown_report(const GateReport& r, std::ostream& out) {
                               v.verdict == Verdict::missing;
     const std::string name(to_string(v.verdict));
     out << "| " << (verdict_bold ? "**" + name + "**" : name) << " | "
-        << cell(row.axes[axis_col::kernel]) << " | " << cell(row.axes[axis_col::variant]) << " | "
-        << cell(row.axes[axis_col::sweep]) << " | " << cell(describe_axes(row)) << " | "
+        << cell(row.axes[Col::kernel]) << " | " << cell(row.axes[Col::variant]) << " | "
+        << cell(row.axes[Col::sweep]) << " | " << cell(describe_axes(row)) << " | "
         << cell(row.device) << " | " << micros(v.baseline) << " | " << micros(v.current) << " | "
         << change_text(v) << " | " << (v.tolerance > 0 ? percent(v.tolerance, false) : "") << " | "
         << cell(v.note) << " |\n";
@@ -409,9 +409,9 @@ std::string junit_report(const GateReport& r) {
     const double secs = v.current && v.current->timing ? v.current->timing->median_us * 1e-6 : 0;
     char time[32];
     std::snprintf(time, sizeof time, "%.9f", secs);
-    s += "    <testcase classname=\"kvbench." + xml(row.axes[axis_col::kernel]) + "." +
-         xml(row.axes[axis_col::variant]) + "\" name=\"" +
-         xml(row.axes[axis_col::sweep] + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
+    s += "    <testcase classname=\"kvbench." + xml(row.axes[Col::kernel]) + "." +
+         xml(row.axes[Col::variant]) + "\" name=\"" +
+         xml(row.axes[Col::sweep] + " " + describe_axes(row)) + "\" time=\"" + time + "\">";
     const std::string msg = xml(message(v));
     const std::string type(to_string(v.verdict));
     if (v.verdict == Verdict::slower || v.verdict == Verdict::incorrect ||

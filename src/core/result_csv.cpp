@@ -44,18 +44,7 @@ Pool& pool() {
   return *p;
 }
 
-// The columns the gate reads, by name.
-constexpr std::array<const char*, AxisValues::kCount> kAxisColumns = {
-    "kernel",   "variant",        "sweep",    "num_tokens", "num_heads", "head_dim",
-    "rope_dim", "block_size",     "in_dtype", "out_dtype",  "layout",    "scale",
-    "swa",      "kv_interleaved", "strides",  "slots"};
-constexpr bool same_text(const char* a, const char* b) {
-  return *a == *b && (*a == 0 || same_text(a + 1, b + 1));
-}
-static_assert(same_text(kAxisColumns[axis_col::num_tokens], "num_tokens") &&
-                  same_text(kAxisColumns[axis_col::out_dtype], "out_dtype") &&
-                  same_text(kAxisColumns[axis_col::slots], "slots"),
-              "axis_col follows kAxisColumns");
+// The columns the gate reads beside the case key (core/columns.hpp), found by name.
 enum Other : std::size_t {
   kSchemaCol,
   kStatusCol,
@@ -71,17 +60,27 @@ enum Other : std::size_t {
   kModeCol,
   kOtherCount
 };
-constexpr std::array<const char*, kOtherCount> kOtherColumns = {
-    "schema_version", "status",      "reason", "median_us",      "p10_us",      "p90_us",
-    "device",         "device_uuid", "bytes",  "written_tokens", "buffer_sets", "mode"};
+constexpr std::array<Col, kOtherCount> kOtherColumns = {
+    Col::schema_version, Col::status,         Col::reason,      Col::median_us,
+    Col::p10_us,         Col::p90_us,         Col::device,      Col::device_uuid,
+    Col::bytes,          Col::written_tokens, Col::buffer_sets, Col::mode};
 // Read when present (the gate's board note, `kvbench bounds`' byte split, how a row was timed),
 // not required. buffer_sets is required of schema-2 rows (read_lines checks it per row).
 bool optional_column(std::size_t other) {
   return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol ||
          other == kModeCol;
 }
+// The name of a case-key column by its place in the key, and of the other columns.
+std::string axis_name(std::size_t axis) {
+  return std::string(kColumns[kFirstKeyColumn + axis].name);
+}
+std::string other_name(std::size_t other) { return std::string(name(kOtherColumns[other])); }
 // Axis columns that hold integers, checked so a garbled value is reported, not keyed.
-bool integer_axis(std::size_t axis) { return axis >= 3 && axis <= 7; }
+bool integer_axis(std::size_t axis) {
+  for (Col c : {Col::num_tokens, Col::num_heads, Col::head_dim, Col::rope_dim, Col::block_size})
+    if (key_index(c) == axis) return true;
+  return false;
+}
 
 std::string where(const std::string& path, unsigned long long line) {
   return path + ":" + std::to_string(line) + ": ";
@@ -206,7 +205,8 @@ std::size_t split(std::string_view line, std::vector<std::string>& f, const std:
 }
 
 // A finite non-negative decimal number, or nothing when the field is empty.
-std::optional<double> number(const std::string& text, const std::string& at, const char* column) {
+std::optional<double> number(const std::string& text, const std::string& at,
+                             const std::string& column) {
   if (text.empty()) return std::nullopt;
   const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
   errno = 0;
@@ -218,7 +218,7 @@ std::optional<double> number(const std::string& text, const std::string& at, con
   return v;
 }
 
-void check_integer(const std::string& text, const std::string& at, const char* column) {
+void check_integer(const std::string& text, const std::string& at, const std::string& column) {
   const bool ok = !text.empty() && text.size() <= 18 &&
                   text.find_first_not_of("0123456789") == std::string::npos;
   if (!ok)
@@ -228,7 +228,7 @@ void check_integer(const std::string& text, const std::string& at, const char* c
 
 // A non-negative integer, or nothing when the field is empty.
 std::optional<std::int64_t> integer(const std::string& text, const std::string& at,
-                                    const char* column) {
+                                    const std::string& column) {
   if (text.empty()) return std::nullopt;
   check_integer(text, at, column);
   return std::stoll(text);
@@ -269,27 +269,27 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
   other_pos.fill(kNone);
   for (std::size_t i = 0; i < width; ++i) {
     std::size_t* slot = nullptr;
-    for (std::size_t a = 0; a < kAxisColumns.size(); ++a)
-      if (f[i] == kAxisColumns[a]) slot = &axis_pos[a];
-    for (std::size_t o = 0; o < kOtherColumns.size(); ++o)
-      if (f[i] == kOtherColumns[o]) slot = &other_pos[o];
+    for (std::size_t a = 0; a < AxisValues::kCount; ++a)
+      if (f[i] == axis_name(a)) slot = &axis_pos[a];
+    for (std::size_t o = 0; o < kOtherCount; ++o)
+      if (f[i] == other_name(o)) slot = &other_pos[o];
     if (!slot) continue;
     if (*slot != kNone)
       throw ResultCsvError(header_at + "column '" + f[i] + "' appears twice in the header");
     *slot = i;
   }
-  const auto missing_column = [&](const char* column) {
+  const auto missing_column = [&](const std::string& column) {
     return ResultCsvError(where(path, 1) + "missing column '" + column +
                           "' in the header (is this a kvbench result CSV?)");
   };
-  if (other_pos[kSchemaCol] == kNone) throw missing_column("schema_version");
+  if (other_pos[kSchemaCol] == kNone) throw missing_column(other_name(kSchemaCol));
   // Other missing columns are reported after the first row's schema check, so a CSV of another
   // schema is refused for that reason and not for whichever of its columns differs.
-  const char* missing = nullptr;
-  for (std::size_t a = 0; a < kAxisColumns.size() && !missing; ++a)
-    if (axis_pos[a] == kNone) missing = kAxisColumns[a];
-  for (std::size_t o = 0; o < kOtherColumns.size() && !missing; ++o)
-    if (other_pos[o] == kNone && !optional_column(o)) missing = kOtherColumns[o];
+  std::string missing;
+  for (std::size_t a = 0; a < AxisValues::kCount && missing.empty(); ++a)
+    if (axis_pos[a] == kNone) missing = axis_name(a);
+  for (std::size_t o = 0; o < kOtherCount && missing.empty(); ++o)
+    if (other_pos[o] == kNone && !optional_column(o)) missing = other_name(o);
 
   static const std::string kEmpty;
   const std::string schema = std::to_string(kSchemaVersion);
@@ -312,9 +312,10 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     const std::size_t n = split(line, f, at);
     if (n > other_pos[kSchemaCol] && f[other_pos[kSchemaCol]] != "1" &&
         f[other_pos[kSchemaCol]] != schema)
-      throw ResultCsvError(at + "column 'schema_version': '" + f[other_pos[kSchemaCol]] +
-                           "', but this kvbench reads schemas 1 to " + schema);
-    if (missing) throw missing_column(missing);
+      throw ResultCsvError(at + "column '" + other_name(kSchemaCol) + "': '" +
+                           f[other_pos[kSchemaCol]] + "', but this kvbench reads schemas 1 to " +
+                           schema);
+    if (!missing.empty()) throw missing_column(missing);
     if (n < width) throw ResultCsvError(at + "too few columns (truncated line?)");
     if (n > width) throw ResultCsvError(at + "too many columns");
     const auto field = [&](std::size_t other) -> const std::string& {
@@ -323,52 +324,54 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
 
     ResultRow row;
     row.line = static_cast<unsigned>(src.number());
-    for (std::size_t a = 0; a < kAxisColumns.size(); ++a) {
+    for (std::size_t a = 0; a < AxisValues::kCount; ++a) {
       const std::string& v = f[axis_pos[a]];
-      if (integer_axis(a)) check_integer(v, at, kAxisColumns[a]);
+      if (integer_axis(a)) check_integer(v, at, axis_name(a));
       row.axes.at(a) = intern(a, v);
     }
     try {
       row.status = from_string<Status>(field(kStatusCol));
     } catch (const std::invalid_argument& e) {
-      throw ResultCsvError(at + "column 'status': " + e.what());
+      throw ResultCsvError(at + "column '" + other_name(kStatusCol) + "': " + e.what());
     }
     row.reason = intern(AxisValues::kCount, field(kReasonCol));
-    const auto median = number(field(kMedianCol), at, "median_us");
-    const auto p10 = number(field(kP10Col), at, "p10_us");
-    const auto p90 = number(field(kP90Col), at, "p90_us");
+    static const std::string median_us = other_name(kMedianCol), p10_us = other_name(kP10Col),
+                             p90_us = other_name(kP90Col);
+    const auto median = number(field(kMedianCol), at, median_us);
+    const auto p10 = number(field(kP10Col), at, p10_us);
+    const auto p90 = number(field(kP90Col), at, p90_us);
     if (median) {
       if (!p10 || !p90)
-        throw ResultCsvError(at + "column '" + std::string(p10 ? "p90_us" : "p10_us") +
-                             "': empty, but median_us is set");
+        throw ResultCsvError(at + "column '" + (p10 ? p90_us : p10_us) + "': empty, but " +
+                             median_us + " is set");
       if (*p10 > *p90)
-        throw ResultCsvError(at + "column 'p10_us': " + format_us(*p10) + " is above p90_us " +
-                             format_us(*p90));
+        throw ResultCsvError(at + "column '" + p10_us + "': " + format_us(*p10) + " is above " +
+                             p90_us + " " + format_us(*p90));
       if (*median < *p10 || *median > *p90)
-        throw ResultCsvError(at + "column 'median_us': " + format_us(*median) +
-                             " is outside p10_us..p90_us [" + format_us(*p10) + ", " +
-                             format_us(*p90) + "]");
+        throw ResultCsvError(at + "column '" + median_us + "': " + format_us(*median) +
+                             " is outside " + p10_us + ".." + p90_us + " [" + format_us(*p10) +
+                             ", " + format_us(*p90) + "]");
       row.timing = Timing{*median, *p10, *p90};
     } else if (p10 || p90) {
-      throw ResultCsvError(at + "column 'median_us': empty, but " + (p10 ? "p10_us" : "p90_us") +
-                           " is set");
+      throw ResultCsvError(at + "column '" + median_us + "': empty, but " +
+                           (p10 ? p10_us : p90_us) + " is set");
     }
     row.device = intern(AxisValues::kCount + 1, field(kDeviceCol));
     row.device_uuid = intern(AxisValues::kCount + 2, field(kUuidCol));
-    row.bytes = integer(field(kBytesCol), at, "bytes");
-    row.written_tokens = integer(field(kWrittenCol), at, "written_tokens");
+    row.bytes = integer(field(kBytesCol), at, other_name(kBytesCol));
+    row.written_tokens = integer(field(kWrittenCol), at, other_name(kWrittenCol));
     // Schema 1 has no buffer_sets: one set, as every schema-1 run timed. Schema 2 has the column,
     // and a timed row of it says how many sets it was timed over (the gate keeps counts apart).
     const bool schema2 = f[other_pos[kSchemaCol]] == "2";
     if (schema2 && other_pos[kSetsCol] == kNone)
-      throw ResultCsvError(where(path, 1) +
-                           "missing column 'buffer_sets' in the header (schema 2 has it)");
-    const auto sets = integer(field(kSetsCol), at, "buffer_sets");
+      throw ResultCsvError(where(path, 1) + "missing column '" + other_name(kSetsCol) +
+                           "' in the header (schema 2 has it)");
+    const auto sets = integer(field(kSetsCol), at, other_name(kSetsCol));
     if (sets && (*sets < 1 || *sets > kMaxBufferSets))
-      throw ResultCsvError(at + "column 'buffer_sets': '" + field(kSetsCol) + "' is not in [1, " +
-                           std::to_string(kMaxBufferSets) + "]");
+      throw ResultCsvError(at + "column '" + other_name(kSetsCol) + "': '" + field(kSetsCol) +
+                           "' is not in [1, " + std::to_string(kMaxBufferSets) + "]");
     if (!sets && schema2 && row.timing)
-      throw ResultCsvError(at + "column 'buffer_sets': empty in a timed row");
+      throw ResultCsvError(at + "column '" + other_name(kSetsCol) + "': empty in a timed row");
     row.buffer_sets = sets ? static_cast<int>(*sets) : 1;
     // How the row was timed: a mode name, or empty in an untimed row.
     const std::string& mode = field(kModeCol);
@@ -376,15 +379,15 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       try {
         from_string<TimingMode>(mode);
       } catch (const std::invalid_argument& e) {
-        throw ResultCsvError(at + "column 'mode': " + e.what());
+        throw ResultCsvError(at + "column '" + other_name(kModeCol) + "': " + e.what());
       }
     } else if (row.timing && other_pos[kModeCol] != kNone) {
-      throw ResultCsvError(at + "column 'mode': empty in a timed row");
+      throw ResultCsvError(at + "column '" + other_name(kModeCol) + "': empty in a timed row");
     }
     row.mode = intern(AxisValues::kCount + 3, mode);
     table.rows.push_back(std::move(row));
   }
-  if (missing) throw missing_column(missing);
+  if (!missing.empty()) throw missing_column(missing);
   return table;
 }
 
@@ -478,9 +481,7 @@ ResumeRows parse_resume_rows(std::string_view text, const std::string& path) {
     throw ResultCsvError(path + ":1: header differs from this build's (`kvbench schema`)");
   out.keep_bytes = text.rfind('\n') + 1;
   const std::vector<std::string>& columns = csv_columns();
-  const std::size_t n_case = case_columns().size();
-  std::size_t status = 0;
-  while (columns[status] != "status") ++status;
+  const std::size_t status = index(Col::status);
   std::vector<std::string> f;
   unsigned long long number = 1;
   for (std::size_t start = first_nl + 1; start < out.keep_bytes;) {
@@ -493,7 +494,8 @@ ResumeRows parse_resume_rows(std::string_view text, const std::string& path) {
       throw ResultCsvError(at + "a row of " + std::to_string(n) + " fields, expected " +
                            std::to_string(columns.size()));
     ResumeRow row;
-    row.key.assign(f.begin() + 1, f.begin() + 1 + static_cast<std::ptrdiff_t>(n_case));
+    const auto key = f.begin() + static_cast<std::ptrdiff_t>(kFirstKeyColumn);
+    row.key.assign(key, key + static_cast<std::ptrdiff_t>(kKeyColumnCount));
     row.line = number;
     row.failed = f[status] == "incorrect" || f[status] == "failed" || f[status] == "rejected";
     out.rows.push_back(std::move(row));
@@ -527,9 +529,6 @@ std::vector<std::size_t> match_resume_rows(const ResumeRows& rows,
   return out;
 }
 
-const std::vector<std::string>& result_axis_columns() {
-  static const std::vector<std::string> cols(kAxisColumns.begin(), kAxisColumns.end());
-  return cols;
-}
+const std::vector<std::string>& result_axis_columns() { return case_columns(); }
 
 }  // namespace kvbench

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/columns.hpp"
 #include "core/types.hpp"
 
 namespace kvbench {
@@ -56,36 +57,16 @@ class Text {
   std::uint32_t id_ = 0;  // 0: the empty string
 };
 
-// Positions of result_axis_columns() in AxisValues (result_csv.cpp checks the names' order).
-namespace axis_col {
-enum : std::size_t {
-  kernel,
-  variant,
-  sweep,
-  num_tokens,
-  num_heads,
-  head_dim,
-  rope_dim,
-  block_size,
-  in_dtype,
-  out_dtype,
-  layout,
-  scale,
-  swa,
-  kv_interleaved,
-  strides,
-  slots
-};
-}  // namespace axis_col
-
-// The values of result_axis_columns(), in order.
+// The values of the case-key columns (core/columns.hpp), in order: axes[Col::num_tokens].
 class AxisValues {
  public:
-  static constexpr std::size_t kCount = 16;
+  static constexpr std::size_t kCount = kKeyColumnCount;
   AxisValues() = default;
   AxisValues(std::initializer_list<std::string_view> values);
   AxisValues(const std::vector<std::string>& values);
   const std::string& operator[](std::size_t i) const { return values_[i].str(); }
+  // A case-key column's value; std::out_of_range for a column outside the key.
+  const std::string& operator[](Col c) const { return values_.at(key_index(c)).str(); }
   Text& at(std::size_t i) { return values_[i]; }
   std::size_t size() const { return kCount; }
   operator std::vector<std::string>() const;
@@ -122,8 +103,8 @@ struct ResultTable {
                                // reallocation peak while a large file is read)
 };
 
-// The axis columns read into ResultRow::axes, in order. Equal to csv.hpp's case_columns()
-// (test_gate checks it), so a new axis cannot be silently left out of the gate's case key.
+// The axis columns read into ResultRow::axes, in order: the case-key columns of kColumns, as
+// csv.hpp's case_columns().
 const std::vector<std::string>& result_axis_columns();
 
 // Longest line a result CSV may have; kvbench writes lines of a few hundred bytes.

@@ -4,7 +4,8 @@ driven on a machine without a GPU. Started by the parent through KVBENCH_WORKER 
 arguments (worker CONFIG [flags]); answers `case N` with a timed `passed` row whose numbers depend
 on the case only, so two runs of the same cases compare as `same`.
 
-STANDIN_KVBENCH: the kvbench binary (for `list --format csv` and `schema`).
+STANDIN_KVBENCH: the kvbench binary (for `list --format csv` and `schema --columns`): a row's
+columns and their order are the binary's; the stand-in fills them by name.
 STANDIN_PLAN: what to do at some case indices, e.g. "3=crash,5=hang,7=kill,9=fault,11=exit".
   crash: SIGSEGV; kill: SIGKILL (as the OOM killer does); hang: sleep forever;
   fault: a `failed` row with "device fault: ..." then `bye device fault` and exit 4;
@@ -15,6 +16,8 @@ STANDIN_START_DELAY: seconds to wait before `ready` (a slow launch floor or cali
 STANDIN_ARGS: a file to write the worker's arguments to, one per line.
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
+import csv
+import io
 import json
 import os
 import signal
@@ -32,9 +35,10 @@ def main():
     if os.environ.get("STANDIN_FATAL"):
         print("fatal 4 " + os.environ["STANDIN_FATAL"], flush=True)
         return 4
-    columns = subprocess.check_output([kvbench, "schema"], text=True).strip().split(",")
+    table = subprocess.check_output([kvbench, "schema", "--columns"], text=True)
+    columns = [r["column"] for r in csv.DictReader(io.StringIO(table))]
     listing = subprocess.check_output([kvbench, "list", config, "--format", "csv"], text=True)
-    cases = [line.split(",", 1)[1] for line in listing.strip().splitlines()[1:]]
+    cases = list(csv.DictReader(io.StringIO(listing)))
     plan = {}
     for item in filter(None, os.environ.get("STANDIN_PLAN", "").split(",")):
         index, action = item.split("=")
@@ -46,7 +50,6 @@ def main():
     print("ready " + json.dumps({"device": {"name": name, "uuid": uuid},
                                  "calibration": {"measured_peak_gbps": 1000.0},
                                  "launch_floor_us": {}}), flush=True)
-    tail = len(columns) - 1 - len(cases[0].split(","))  # after schema_version and the case
     for line in sys.stdin:
         n = int(line.split()[1])
         action = plan.get(n, "")
@@ -63,16 +66,26 @@ def main():
         if os.environ.get("STANDIN_LOG"):
             with open(os.environ["STANDIN_LOG"], "a") as log:
                 log.write("%s %d %d %.6f %.6f\n" % (device or "-", os.getpid(), n, start, time.time()))
+        values = {k: v for k, v in cases[n].items() if k != "case"}
+        values.update(schema_version="2", mismatches="0", written_tokens="0", bytes="0",
+                      buffer_sets="1", device=name, device_uuid=uuid, git_sha="standin",
+                      git_dirty="false")
         if action == "fault":
-            row = ["failed", "device fault: an illegal memory access was encountered", "0", "0",
-                   "0", "", "1"] + [""] * 16
+            values.update(status="failed",
+                          reason="device fault: an illegal memory access was encountered")
         else:
             us = "%.3f" % (10 + n % 7)
-            row = ["passed", "", "0", "1", "1000", "graph", "1", "10", "10", "true", us, us, us, us,
-                   us, us, "0.0001", "0.0001", "100.0", "10.0", "9.0", "1980", "false"]
-        row += [name, uuid, "standin", "false"]
-        assert len(row) == tail, (len(row), tail)
-        print("row %d 2,%s,%s" % (n, cases[n], ",".join(row)), flush=True)  # schema 2
+            values.update(status="passed", written_tokens="1", bytes="1000", mode="graph",
+                          samples="10", launches_per_sample="10", converged="true",
+                          median_us=us, mean_us=us, min_us=us, max_us=us, p10_us=us, p90_us=us,
+                          rel_stdev="0.0001", median_ci_rel="0.0001", gbps="100.0",
+                          pct_of_measured_peak="10.0", pct_of_theoretical_peak="9.0",
+                          sm_clock_mhz="1980", clock_low="false")
+        unknown = set(values) - set(columns)
+        assert not unknown, unknown  # a column the binary does not have
+        line = io.StringIO()
+        csv.writer(line, lineterminator="").writerow([values.get(c, "") for c in columns])
+        print("row %d %s" % (n, line.getvalue()), flush=True)
         if action == "fault":
             print("bye device fault", flush=True)
             return 4

@@ -72,15 +72,15 @@ for mode in cold hot graph; do
 done
 fi
 
-python3 - "$OUT_DIR" "$torch_gbps" <<'PY'
+python3 - "$OUT_DIR" "$torch_gbps" "$KV" <<'PY'
 import csv, glob, json, os, statistics, sys
-out, torch_gbps = sys.argv[1], sys.argv[2]
+sys.path.insert(0, "scripts")
+import kvbench_schema
+out, torch_gbps, kv = sys.argv[1], sys.argv[2], sys.argv[3]
 def rows(path):
     with open(path) as f:
         return list(csv.DictReader(f))
-key_cols = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
-            "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
-            "strides", "slots"]
+key_cols = kvbench_schema.case_key_columns(kv)  # the binary's case key
 table = []
 
 try:
@@ -119,9 +119,9 @@ if spreads:
 else:
     table.append(("(c) smoke spread", "", "no case >= 100 us", "", False))
 
-timing_cols = ["samples", "launches_per_sample", "converged", "median_us", "mean_us", "min_us",
-               "max_us", "p10_us", "p90_us", "rel_stdev", "median_ci_rel", "gbps",
-               "pct_of_measured_peak", "pct_of_theoretical_peak", "sm_clock_mhz", "clock_low"]
+# The timing columns: those an untimed row leaves empty, `samples` to `clock_low` (docs/results.md).
+header = kvbench_schema.columns(kv)
+timing_cols = header[header.index("samples"):header.index("clock_low") + 1]
 for mode in ["cold", "hot", "graph"]:
     p = f"{out}/smoke_{mode}.csv"
     if not os.path.exists(p):
