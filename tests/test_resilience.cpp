@@ -282,6 +282,12 @@ TEST(Sidecar, TimingContextFromBothSidecars) {
   };
   EXPECT_EQ(timing_context_mismatch(cold("read"), "b.json", cold("memset"), "c.json"),
             "c.json: settings.l2_flush is \"memset\", b.json's is \"read\"");
+  // The timer: a sidecar without one was timed by events.
+  const std::string cupti = edited(s, [](J& j) { j["settings"]["timer"] = "cupti"; });
+  const std::string untimed = edited(s, [](J& j) { j["settings"].erase("timer"); });
+  EXPECT_EQ(timing_context_mismatch(untimed, "b.json", s, "c.json"), "");
+  EXPECT_EQ(timing_context_mismatch(untimed, "b.json", cupti, "c.json"),
+            "c.json: settings.timer is \"cupti\", b.json's is \"events\"");
   // Not a sidecar kvbench reads: nothing to say (the rows' columns still are compared).
   EXPECT_EQ(timing_context_mismatch("{}", "b.json", hot, "c.json"), "");
 }
@@ -381,6 +387,7 @@ TEST(WorkerSettings, EverySettingReadsBackAsTheSidecarRecordsIt) {
   s.l2_flush = kvbench::L2Flush::memset;
   s.rotate = kvbench::kRotateAuto;
   s.hot_inputs = true;
+  s.timer = kvbench::Timer::cupti;
   const std::string sent = kvbench::settings_to_json(s);
   const kvbench::RunSettings got = kvbench::settings_from_json(sent, "--setup");
   EXPECT_EQ(got.seed, s.seed);
@@ -394,6 +401,7 @@ TEST(WorkerSettings, EverySettingReadsBackAsTheSidecarRecordsIt) {
   EXPECT_EQ(got.l2_flush, s.l2_flush);
   EXPECT_EQ(got.rotate, s.rotate);
   EXPECT_EQ(got.hot_inputs, s.hot_inputs);
+  EXPECT_EQ(got.timer, s.timer);
   // The sidecar's object, key for key.
   kvbench::RunMetadata meta;
   meta.settings = s;

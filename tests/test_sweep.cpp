@@ -207,7 +207,12 @@ TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
   EXPECT_EQ(settings_error("samples: 3"),
             "t.yaml:1:12: settings.samples: unknown key (expected one of seed, mode, warmup, "
             "min_samples, min_time_s, target_noise, timeout_s, launches_per_sample, l2_flush, "
-            "rotate, hot_inputs)");
+            "rotate, hot_inputs, timer)");
+  EXPECT_EQ(settings_error("timer: clock"),
+            "t.yaml:1:19: settings.timer: unknown timer 'clock' (expected one of events, cupti)");
+  // Only a graph replay's kernels can be told from the engine's own.
+  EXPECT_EQ(settings_error("mode: hot, timer: cupti"),
+            "t.yaml:1:30: settings.timer: cupti times graph replays only (settings.mode is hot)");
   EXPECT_EQ(settings_error("rotate: 0"),
             "t.yaml:1:20: settings.rotate: expected auto or an integer in [1, 4096], got '0'");
   EXPECT_EQ(settings_error("rotate: some"),

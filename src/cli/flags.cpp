@@ -29,6 +29,11 @@ void apply(const Overrides& o, RunSettings& s) {
   if (o.timeout_s) s.timeout_s = *o.timeout_s;
   if (o.rotate) s.rotate = parse_rotate(*o.rotate);
   if (o.hot_inputs) s.hot_inputs = true;
+  if (o.timer) s.timer = from_string<Timer>(*o.timer);
+  if (s.timer == Timer::cupti && s.mode != TimingMode::graph)
+    throw std::invalid_argument(std::string(o.timer ? "--timer" : "--mode") +
+                                ": the cupti timer times graph replays only (mode " +
+                                std::string(to_string(s.mode)) + ")");
 }
 
 CLI::Validator number_in(double lo, bool lo_inclusive, double hi) {
@@ -117,6 +122,15 @@ void add_rotation_flags(CLI::App* cmd, Overrides& o) {
   cmd->add_flag("--hot-inputs", o.hot_inputs,
                 "A producer kernel writes each set's inputs right before its launch: inputs hot "
                 "in L2, caches cold (settings.hot_inputs)");
+}
+
+void add_timer_flag(CLI::App* cmd, Overrides& o) {
+  std::vector<std::string> names;
+  for (Timer t : all_values<Timer>()) names.emplace_back(to_string(t));
+  cmd->add_option("--timer", o.timer,
+                  "What reads a graph replay's time: events around it, or each kernel's own "
+                  "start and end from CUPTI (settings.timer; docs/measurement.md)")
+      ->check(CLI::IsMember(names));
 }
 
 void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs) {

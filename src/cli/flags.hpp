@@ -19,7 +19,9 @@ struct Overrides {
   std::optional<double> min_time_s, target_noise, timeout_s;
   std::optional<std::string> rotate;  // "auto" or N
   bool hot_inputs = false;            // --hot-inputs: sets settings.hot_inputs (never clears it)
+  std::optional<std::string> timer;   // --timer events|cupti
 };
+// Throws std::invalid_argument when the result asks for the cupti timer outside graph mode.
 void apply(const Overrides& o, RunSettings& s);
 
 // A number in (lo, hi], or [lo, hi] when `lo_inclusive`; CLI11 prefixes the flag's name.
@@ -39,6 +41,9 @@ void add_timing_flags(CLI::App* cmd, Overrides& o);
 
 // --rotate and --hot-inputs (settings.rotate, settings.hot_inputs), on `run`.
 void add_rotation_flags(CLI::App* cmd, Overrides& o);
+
+// --timer (settings.timer), on `run`.
+void add_timer_flag(CLI::App* cmd, Overrides& o);
 
 // The regression gate's flags, shared by `compare` and `run --baseline`.
 struct GateFlags {

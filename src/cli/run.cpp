@@ -426,6 +426,7 @@ Command add_run(CLI::App& app) {
       ->transform(integer_in(0, SIZE_MAX));
   add_timing_flags(run, a->overrides);
   add_rotation_flags(run, a->overrides);
+  add_timer_flag(run, a->overrides);
   add_gate_flags(
       run, a->gate,
       run->add_option("--baseline", a->gate.baseline,

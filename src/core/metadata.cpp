@@ -67,7 +67,8 @@ nlohmann::ordered_json settings_json(const RunSettings& s) {
           {"launches_per_sample", s.launches_per_sample},
           {"l2_flush", std::string(to_string(s.l2_flush))},
           {"rotate", rotate_text(s.rotate)},
-          {"hot_inputs", s.hot_inputs}};
+          {"hot_inputs", s.hot_inputs},
+          {"timer", std::string(to_string(s.timer))}};
 }
 
 }  // namespace
@@ -92,7 +93,7 @@ RunSettings settings_from_json(const std::string& text, const std::string& where
     }
   };
   RunSettings s;
-  std::string mode, l2_flush, rotate;
+  std::string mode, l2_flush, rotate, timer;
   get("seed", s.seed);
   get("mode", mode);
   get("warmup", s.warmup);
@@ -104,10 +105,12 @@ RunSettings settings_from_json(const std::string& text, const std::string& where
   get("l2_flush", l2_flush);
   get("rotate", rotate);
   get("hot_inputs", s.hot_inputs);
+  get("timer", timer);
   try {
     s.mode = from_string<TimingMode>(mode);
     s.l2_flush = from_string<L2Flush>(l2_flush);
     s.rotate = parse_rotate(rotate);
+    s.timer = from_string<Timer>(timer);
   } catch (const std::exception& e) {
     throw std::invalid_argument(where + ": settings: " + e.what());
   }

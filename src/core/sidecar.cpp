@@ -279,11 +279,18 @@ std::string timing_context_mismatch(const std::string& base_text, const std::str
     const J* v = member(s, key);
     return v ? *v : nul;
   };
-  std::vector<const char*> keys = {"hot_inputs"};
+  // Sidecars written before settings.timer existed were timed by events.
+  const J events = "events";
+  const auto timer = [&](const J& s) -> const J& {
+    const J& v = setting(s, "timer");
+    return v.is_null() ? events : v;
+  };
+  std::vector<const char*> keys = {"hot_inputs", "timer"};
   if (setting(bs, "mode") == "cold" && setting(cs, "mode") == "cold") keys.push_back("l2_flush");
   for (const char* key : keys) {
-    const J& x = setting(bs, key);
-    const J& y = setting(cs, key);
+    const bool is_timer = std::string(key) == "timer";
+    const J& x = is_timer ? timer(bs) : setting(bs, key);
+    const J& y = is_timer ? timer(cs) : setting(cs, key);
     if (x != y)
       return cur_path + ": settings." + key + " is " + shown(y) + ", " + base_path + "'s is " +
              shown(x);

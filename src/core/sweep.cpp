@@ -323,7 +323,7 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   if (!n.IsMap()) fail(source, n, "settings", "expected a mapping");
   check_keys(source, n, "settings",
              {"seed", "mode", "warmup", "min_samples", "min_time_s", "target_noise", "timeout_s",
-              "launches_per_sample", "l2_flush", "rotate", "hot_inputs"});
+              "launches_per_sample", "l2_flush", "rotate", "hot_inputs", "timer"});
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
     if (!v.IsScalar() || !parse_uint64(v.Scalar(), s.seed))
@@ -354,6 +354,11 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
     }
   }
   if (n["hot_inputs"]) s.hot_inputs = boolean(source, n["hot_inputs"], "settings.hot_inputs");
+  if (n["timer"]) s.timer = enum_value<Timer>(source, n["timer"], "settings.timer");
+  if (s.timer == Timer::cupti && s.mode != TimingMode::graph)
+    fail(
+        source, n["timer"] ? n["timer"] : n, "settings.timer",
+        "cupti times graph replays only (settings.mode is " + std::string(to_string(s.mode)) + ")");
   return s;
 }
 

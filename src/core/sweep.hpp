@@ -43,6 +43,7 @@ struct RunSettings {
   int rotate =
       1;  // buffer sets per case, launch i uses set i mod N; kRotateAuto: core/rotation.hpp
   bool hot_inputs = false;  // a producer kernel writes each set's inputs right before its launch
+  Timer timer = Timer::events;  // what reads a replay's time; cupti: graph mode only
 };
 
 // Limits shared by the YAML keys and the CLI flags.

@@ -116,6 +116,14 @@ struct Names<L2Flush> {
       {L2Flush::memset, "memset"},
   }};
 };
+template <>
+struct Names<Timer> {
+  static constexpr std::string_view kind = "timer";
+  static constexpr std::array<std::pair<Timer, std::string_view>, 2> table{{
+      {Timer::events, "events"},
+      {Timer::cupti, "cupti"},
+  }};
+};
 
 template <>
 struct Names<Inject> {
@@ -154,6 +162,7 @@ std::string_view to_string(Verdict v) { return name_of(v); }
 std::string_view to_string(Inject v) { return name_of(v); }
 std::string_view to_string(TimingMode v) { return name_of(v); }
 std::string_view to_string(L2Flush v) { return name_of(v); }
+std::string_view to_string(Timer v) { return name_of(v); }
 
 template <class E>
 std::string joined_names() {
@@ -199,6 +208,7 @@ KVBENCH_INSTANTIATE(Verdict)
 KVBENCH_INSTANTIATE(Inject)
 KVBENCH_INSTANTIATE(TimingMode)
 KVBENCH_INSTANTIATE(L2Flush)
+KVBENCH_INSTANTIATE(Timer)
 #undef KVBENCH_INSTANTIATE
 
 std::size_t size_of(DType t) {

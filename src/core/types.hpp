@@ -51,6 +51,10 @@ enum class TimingMode { cold, hot, graph };
 // How cold mode empties L2: read a 2x-L2 buffer (leaves clean lines) or memset it (leaves dirty
 // lines whose write-backs land in the timed kernel; kept for comparison).
 enum class L2Flush { read, memset };
+// What reads the time of a graph replay (docs/measurement.md, "The CUPTI timer"). events: two
+// CUDA events around the replay, divided by its launches; cupti: each kernel's own start and end
+// from the CUPTI Activity API (graph mode only).
+enum class Timer { events, cupti };
 
 std::string_view to_string(DType v);
 std::string_view to_string(Kernel v);
@@ -64,6 +68,7 @@ std::string_view to_string(Verdict v);
 std::string_view to_string(Inject v);
 std::string_view to_string(TimingMode v);
 std::string_view to_string(L2Flush v);
+std::string_view to_string(Timer v);
 
 // from_string<E>("bf16") -> E; throws std::invalid_argument("unknown dtype 'x' (expected one of
 // f32, f16, ...)").

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "core/csv.hpp"  // kClockLowFraction
+#include "core/kernel_records.hpp"
 #include "core/rotation.hpp"
 #include "runtime/blocking_kernel.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
+#include "runtime/cupti_timer.hpp"
 #include "runtime/l2flush.hpp"
 #include "runtime/timing_kernels.hpp"
 
@@ -77,8 +79,25 @@ double window_ms(Engine& e, cudaStream_t stream, const RunSettings& s, Body&& bo
   return ms;
 }
 
+// The kernel nodes of `graph`.
+std::size_t kernel_nodes(cudaGraph_t graph) {
+  std::size_t n = 0;
+  KVB_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  KVB_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &n));
+  std::size_t kernels = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    KVB_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    kernels += type == cudaGraphNodeTypeKernel;
+  }
+  return kernels;
+}
+
 // A graph of `launches` launches, launch i on set i mod sets (after the producer on that set).
-GraphExec capture(const Workload& w, cudaStream_t stream, int launches) {
+// `kernels`, when given, receives the graph's kernel node count.
+GraphExec capture(const Workload& w, cudaStream_t stream, int launches,
+                  std::size_t* kernels = nullptr) {
   cudaGraph_t graph = nullptr;
   KVB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   cudaError_t err = cudaSuccess;
@@ -91,8 +110,32 @@ GraphExec capture(const Workload& w, cudaStream_t stream, int launches) {
   KVB_CUDA_CHECK(err);
   KVB_CUDA_CHECK(end);
   GraphExec exec(graph);
+  if (kernels) *kernels = kernel_nodes(graph);
   cudaGraphDestroy(graph);
   return exec;
+}
+
+// The kernels one call of `launch` adds to a graph (captured, never run).
+std::size_t kernels_of(const SetLaunch& launch, cudaStream_t stream) {
+  std::size_t n = 0;
+  capture(Workload{launch, 1, {}}, stream, 1, &n);
+  return n;
+}
+
+// What the cupti timer needs of a graph-mode workload: the shape of its graph.
+ReplayShape replay_shape(const Workload& w, cudaStream_t stream, int launches,
+                         std::size_t graph_kernels) {
+  ReplayShape shape;
+  shape.steps = static_cast<std::size_t>(launches);
+  shape.producer = w.producer ? kernels_of(w.producer, stream) : 0;
+  shape.launch = kernels_of(w.launch, stream);
+  if (shape.launch == 0 || shape.kernels() != graph_kernels)
+    throw CudaError(cudaErrorUnknown, "cupti timer: the graph has " +
+                                          std::to_string(graph_kernels) + " kernels, not " +
+                                          std::to_string(shape.steps) + " x (" +
+                                          std::to_string(shape.producer) + " + " +
+                                          std::to_string(shape.launch) + ")");
+  return shape;
 }
 
 // Probing the clock costs 2 x this per case; long enough against %globaltimer's ~1 µs steps.
@@ -123,7 +166,17 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
                               : std::min(hot, kMaxLaunchesPerSample);
   const int n = m.launches_per_sample;
 
-  const GraphExec exec = s.mode == TimingMode::graph ? capture(w, stream, n) : GraphExec();
+  // The cupti timer, when asked for and loadable: graph mode only (settings refuse the others).
+  CuptiTimer* cupti =
+      s.mode == TimingMode::graph && s.timer == Timer::cupti ? CuptiTimer::get() : nullptr;
+  std::size_t graph_kernels = 0;
+  const GraphExec exec =
+      s.mode == TimingMode::graph ? capture(w, stream, n, &graph_kernels) : GraphExec();
+  ReplayShape shape;
+  if (cupti) {
+    shape = replay_shape(w, stream, n, graph_kernels);
+    m.timer = Timer::cupti;
+  }
   std::uint64_t next = 0;  // cold and hot: the launch count so far, whose set is next % sets
   const auto body = [&] {
     if (s.mode == TimingMode::graph) {
@@ -137,7 +190,18 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
     }
   };
 
+  // Kernel records are collected from the first warm-up window to the last sample; the warm-up's
+  // are thrown away.
+  struct CollectGuard {
+    CuptiTimer* t;
+    ~CollectGuard() {
+      if (t) t->stop();
+    }
+  } collect{cupti};
+  if (cupti) cupti->start();
   for (int i = 0; i < s.warmup; ++i) window_ms(e, stream, s, body);
+  if (cupti) cupti->take();
+  std::vector<ReplayTiming> replays;
 
   // The SM clock is probed right before and right after the samples (sustained throttling shows
   // in both); the probes are outside every timed window.
@@ -154,7 +218,12 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
   std::size_t next_check = static_cast<std::size_t>(s.min_samples);
   while (true) {
     const double ms = window_ms(e, stream, s, body);
-    samples_us.push_back(1000.0 * ms / n);
+    if (cupti) {  // each launch's own duration is a sample
+      replays.push_back(time_replay(cupti->take(), shape));
+      for (const UnitTiming& u : replays.back().launches) samples_us.push_back(u.duration_us);
+    } else {
+      samples_us.push_back(1000.0 * ms / n);
+    }
     timed_s += ms / 1000.0;
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -169,6 +238,19 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
     }
   }
 
+  if (cupti) {
+    cupti->stop();
+    const ReplaySummary sum = summarize_replays(replays);
+    if (sum.launch_us.empty())
+      throw CudaError(cudaErrorUnknown, "cupti timer: no replay's kernel records add up (" +
+                                            replays.front().problem + ")");
+    m.gap_us = sum.gap_median_us;
+    m.span_us = sum.span_median_us;
+    m.producer_us = sum.producer_median_us;
+    m.replays = sum.replays;
+    m.replays_incomplete = sum.incomplete;
+    m.records_dropped = sum.dropped;
+  }
   KVB_CUDA_CHECK(timing::launch_clock_probe(
       mhz + timing::kMaxSmSlots, claimed + timing::kMaxSmSlots, kClockProbeNs, e.sm_count, stream));
   std::vector<float> host(2 * timing::kMaxSmSlots);
@@ -195,7 +277,8 @@ Stats shifted(Stats st, double us) {
 
 Measurement measure(const Workload& w, cudaStream_t stream, const RunSettings& s) {
   Measurement m = sample(w, stream, s);
-  if (!w.producer) return m;
+  // The cupti timer times the launch on its own: there is nothing to subtract.
+  if (!w.producer || m.timer == Timer::cupti) return m;
   // The producer alone, on the same sets in the same order: what it adds to each window.
   const Measurement alone = sample(Workload{w.producer, w.sets, {}}, stream, s);
   m.producer_us = alone.stats.median_us;
@@ -253,6 +336,7 @@ std::vector<LaunchFloor> measure_launch_floor(const RunSettings& settings,
     s.mode = mode;
     s.rotate = 1;
     s.hot_inputs = false;
+    s.timer = Timer::events;
     const auto once = [&] {
       return measure([](cudaStream_t st) { return timing::launch_empty(st); }, stream.get(), s);
     };

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -43,10 +44,20 @@ struct Measurement {
   int launches_per_sample = 1;  // launches in each timed window
   bool converged = false;       // false: the timeout ended sampling before the noise target
   double sm_clock_mhz = 0;      // SM clock probed right before and after the samples; 0: unknown
-  double producer_us = 0;       // the producer's median per launch, subtracted from stats
+  double producer_us = 0;       // the producer's median per launch (events: subtracted from stats)
+  // The cupti timer (settings.timer, graph mode): stats are each launch's own duration, from its
+  // first kernel's start to its last kernel's end, nothing subtracted. `timer` says which timer
+  // ran (events when cupti was asked for but cannot be loaded).
+  Timer timer = Timer::events;
+  double gap_us = 0;        // median from the previous kernel's end to the launch's start
+  double span_us = 0;       // median span of a replay, first start to last end
+  std::size_t replays = 0;  // replays timed
+  std::size_t replays_incomplete = 0;  // of them, left out: their kernel records did not add up
+  std::size_t records_dropped = 0;     // invalid kernel records (start 0, end before start)
 };
 
-// Throws CudaError on a failed launch or CUDA call.
+// Throws CudaError on a failed launch or CUDA call, and when the cupti timer gets no replay
+// whose kernel records add up.
 Measurement measure(const Workload& work, cudaStream_t stream, const RunSettings& settings);
 Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings& settings);
 
