@@ -1,0 +1,335 @@
+// Where a cache write's time goes when it follows another kernel: small CUDA graphs of two
+// kernels, replayed many times, each kernel timed on its own with the CUPTI timer
+// (runtime/cupti_timer.hpp). K is the case's cache write launched as kvbench launches it (its
+// stages and launch plan, validated first), P the hot-inputs producer writing the case's inputs
+// (runtime/timing_kernels.hpp, launch_touch), P' the same producer on a buffer K does not read,
+// E an empty kernel. Graphs, each a repetition of its pair:
+//   [K K] [P K] [P P] [E K] [P E] [P' K], and [P K] with P and K at one shared-memory carveout.
+// Printed per graph and kernel: the median duration, the median gap from the previous kernel's
+// end to its start, and the median span of a replay. K is the variant asked for and seed_port.
+// A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
+// pass, a CUDA call fails or CUPTI cannot be loaded, 2 on a bad argument, 4 without a CUDA device.
+// Usage: probe_context [--variant V] [--tokens T] [--heads H] [--head-size D] [--steps N]
+//                      [--replays N] [--carveout PCT]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/case.hpp"
+#include "core/kernel_records.hpp"
+#include "core/operation.hpp"
+#include "ops/cache_write/params.hpp"
+#include "runtime/case_sets.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/cuda_resources.hpp"
+#include "runtime/cupti_timer.hpp"
+#include "runtime/runner.hpp"
+#include "runtime/timing_kernels.hpp"
+
+namespace kvbench {
+namespace {
+
+using Fn = std::function<cudaError_t(cudaStream_t)>;
+
+struct Options {
+  Variant variant = Variant::optimized;
+  std::int64_t tokens = 1, heads = 8, head_size = 128;
+  int steps = 20;      // pairs per graph
+  int replays = 200;   // timed replays per graph
+  int carveout = 100;  // percent of the unified L1/shared memory preferred as shared
+};
+
+class BadArgument : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::int64_t int_arg(const std::string& flag, const char* text, std::int64_t lo, std::int64_t hi) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (!*text || *end || v < lo || v > hi)
+    throw BadArgument(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "], got '" + text + "'");
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw BadArgument(flag + ": expected a value (or an unknown argument)");
+    const char* v = argv[++i];
+    if (flag == "--variant") {
+      try {
+        o.variant = from_string<Variant>(v);
+      } catch (const std::invalid_argument& e) {
+        throw BadArgument("--variant: " + std::string(e.what()));
+      }
+    } else if (flag == "--tokens") {
+      o.tokens = int_arg(flag, v, 1, 1 << 20);
+    } else if (flag == "--heads") {
+      o.heads = int_arg(flag, v, 1, 1024);
+    } else if (flag == "--head-size") {
+      o.head_size = int_arg(flag, v, 1, 1024);
+    } else if (flag == "--steps") {
+      o.steps = static_cast<int>(int_arg(flag, v, 2, 1000));
+    } else if (flag == "--replays") {
+      o.replays = static_cast<int>(int_arg(flag, v, 1, 100000));
+    } else if (flag == "--carveout") {
+      o.carveout = static_cast<int>(int_arg(flag, v, 0, 100));
+    } else {
+      throw BadArgument("unknown argument '" + flag + "'");
+    }
+  }
+  return o;
+}
+
+// A graph captured from `body` on `stream`.
+struct Graph {
+  cudaGraph_t g = nullptr;
+  Graph(const std::function<void(cudaStream_t)>& body, cudaStream_t stream) {
+    KVB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      body(stream);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &g);
+      if (g) cudaGraphDestroy(g);
+      throw;
+    }
+    KVB_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
+  }
+  ~Graph() {
+    if (g) cudaGraphDestroy(g);
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // The functions of its kernel nodes, in no particular order.
+  std::vector<void*> kernel_functions() const {
+    std::size_t n = 0;
+    KVB_CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &n));
+    std::vector<cudaGraphNode_t> nodes(n);
+    KVB_CUDA_CHECK(cudaGraphGetNodes(g, nodes.data(), &n));
+    std::vector<void*> out;
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type{};
+      KVB_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+      if (type != cudaGraphNodeTypeKernel) continue;
+      cudaKernelNodeParams p{};
+      if (cudaGraphKernelNodeGetParams(node, &p) != cudaSuccess) {
+        cudaGetLastError();
+        p.func = nullptr;  // a node this API cannot describe: counted, not inspected
+      }
+      out.push_back(p.func);
+    }
+    return out;
+  }
+};
+
+std::vector<void*> functions_of(const Fn& f, cudaStream_t stream) {
+  const Graph g([&](cudaStream_t s) { KVB_CUDA_CHECK(f(s)); }, stream);
+  return g.kernel_functions();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct PairTiming {
+  double first_us = 0, first_gap_us = 0, second_us = 0, second_gap_us = 0, span_us = 0;
+  std::size_t incomplete = 0, dropped = 0;
+};
+
+// [a b] repeated `steps` times in one graph, replayed o.replays times after 20 untimed replays;
+// each kernel timed on its own.
+PairTiming time_pair(const Fn& a, const Fn& b, const Options& o, CuptiTimer& timer,
+                     cudaStream_t stream) {
+  ReplayShape shape;
+  shape.steps = static_cast<std::size_t>(o.steps);
+  shape.producer = functions_of(a, stream).size();
+  shape.launch = functions_of(b, stream).size();
+  const Graph graph(
+      [&](cudaStream_t s) {
+        for (int i = 0; i < o.steps; ++i) {
+          KVB_CUDA_CHECK(a(s));
+          KVB_CUDA_CHECK(b(s));
+        }
+      },
+      stream);
+  const GraphExec exec(graph.g);
+  timer.start();
+  for (int i = 0; i < 20; ++i) KVB_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
+  KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
+  timer.take();
+  std::vector<ReplayTiming> replays;
+  for (int r = 0; r < o.replays; ++r) {
+    KVB_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
+    KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    replays.push_back(time_replay(timer.take(), shape));
+  }
+  timer.stop();
+  std::vector<double> first, first_gap, second, second_gap, span;
+  PairTiming t;
+  for (const ReplayTiming& r : replays) {
+    t.dropped += r.dropped;
+    if (!r.complete) {
+      ++t.incomplete;
+      continue;
+    }
+    for (const UnitTiming& u : r.producers) {
+      first.push_back(u.duration_us);
+      if (u.has_gap) first_gap.push_back(u.gap_us);
+    }
+    for (const UnitTiming& u : r.launches) {
+      second.push_back(u.duration_us);
+      second_gap.push_back(u.gap_us);
+    }
+    span.push_back(r.span_us);
+  }
+  if (span.empty())
+    throw std::runtime_error("no replay's kernel records add up: " + replays.front().problem);
+  t.first_us = median(first);
+  t.first_gap_us = median(first_gap);
+  t.second_us = median(second);
+  t.second_gap_us = median(second_gap);
+  t.span_us = median(span);
+  return t;
+}
+
+void print_row(const char* graph, const char* kernel, double us, double gap_us, double span_us) {
+  std::printf("%-22s %-8s %10.3f %12.3f %10.3f\n", graph, kernel, us, gap_us, span_us);
+}
+
+void print_pair(const char* graph, const char* a, const char* b, const PairTiming& t) {
+  print_row(graph, a, t.first_us, t.first_gap_us, t.span_us);
+  print_row("", b, t.second_us, t.second_gap_us, t.span_us);
+  if (t.incomplete || t.dropped)
+    std::printf("%-22s (%zu replays left out, %zu invalid records)\n", "", t.incomplete, t.dropped);
+}
+
+// Registers, static shared and local memory of each kernel `f` launches.
+void print_attributes(const char* name, const Fn& f, cudaStream_t stream) {
+  for (void* fn : functions_of(f, stream)) {
+    if (!fn) {
+      std::printf("  %s: a kernel node whose function cannot be read\n", name);
+      continue;
+    }
+    cudaFuncAttributes a{};
+    KVB_CUDA_CHECK(cudaFuncGetAttributes(&a, fn));
+    std::printf("  %s: %d registers, %zu B static shared, %zu B local, max %d threads, sm_%d\n",
+                name, a.numRegs, a.sharedSizeBytes, a.localSizeBytes, a.maxThreadsPerBlock,
+                a.binaryVersion);
+  }
+}
+
+void set_carveout(const std::vector<void*>& functions, int percent) {
+  for (void* fn : functions)
+    if (fn)
+      KVB_CUDA_CHECK(
+          cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+}
+
+Case probe_case(const Options& o, Variant v) {
+  Case c = operation(Kernel::cache_write).default_case();
+  c.variant = v;
+  c.num_tokens = o.tokens;
+  c.num_heads = o.heads;
+  params_of<CacheWriteParams>(c).head_size = o.head_size;
+  params_of<CacheWriteParams>(c).block_size = 16;
+  return c;
+}
+
+void probe(const Options& o, Variant v, const DeviceInfo& device, CuptiTimer& timer) {
+  const Case c = probe_case(o, v);
+  Row row;
+  row.c = c;
+  const std::unique_ptr<stages::CaseSets> op =
+      stages::make_case_sets(c, case_seed(c, 1), {}, {}, row);
+  if (!op) throw std::runtime_error(describe(c) + ": " + row.reason);
+  const Stream stream;
+  const std::size_t inputs = op->layout().inputs_end();
+  const DeviceBuffer arena(op->layout().bytes());
+  const DeviceBuffer elsewhere((inputs + 15) / 16 * 16);  // P' writes here: K never reads it
+  if (!op->build(0, 1, arena.as<unsigned char>(), stream.get(), row))
+    throw std::runtime_error(describe(c) + ": did not pass: " + row.reason);
+
+  const Fn k = [&](cudaStream_t s) { return op->launch(0, s); };
+  const Fn p = [&](cudaStream_t s) {
+    return timing::launch_touch(arena.get(), inputs, 0, device.sm_count, s);
+  };
+  const Fn p_other = [&](cudaStream_t s) {
+    return timing::launch_touch(elsewhere.get(), inputs, 0, device.sm_count, s);
+  };
+  const Fn e = [](cudaStream_t s) { return timing::launch_empty(s); };
+
+  std::printf("\n%s (K), %d pairs per replay, %d replays; %zu input bytes written by P\n",
+              describe(c).c_str(), o.steps, o.replays, inputs);
+  print_attributes("K", k, stream.get());
+  print_attributes("P", p, stream.get());
+  std::printf("%-22s %-8s %10s %12s %10s\n", "graph", "kernel", "median us", "gap before us",
+              "span us");
+  print_pair("[K K]", "K", "K", time_pair(k, k, o, timer, stream.get()));
+  print_pair("[P K]", "P", "K", time_pair(p, k, o, timer, stream.get()));
+  print_pair("[P P]", "P", "P", time_pair(p, p, o, timer, stream.get()));
+  print_pair("[E K]", "E", "K", time_pair(e, k, o, timer, stream.get()));
+  print_pair("[P E]", "P", "E", time_pair(p, e, o, timer, stream.get()));
+  print_pair("[P' K]", "P'", "K", time_pair(p_other, k, o, timer, stream.get()));
+  std::vector<void*> both = functions_of(p, stream.get());
+  for (void* fn : functions_of(k, stream.get())) both.push_back(fn);
+  set_carveout(both, o.carveout);
+  const std::string name = "[P K] carveout " + std::to_string(o.carveout) + "%";
+  const PairTiming same = time_pair(p, k, o, timer, stream.get());
+  set_carveout(both, cudaSharedmemCarveoutDefault);
+  print_pair(name.c_str(), "P", "K", same);
+  row.status = Status::passed;
+  op->recheck(1, stream.get(), row);
+  if (row.status != Status::passed)
+    throw std::runtime_error(describe(c) + ": wrong after the replays: " + row.reason);
+}
+
+}  // namespace
+}  // namespace kvbench
+
+int main(int argc, char** argv) {
+  kvbench::Options o;
+  try {
+    o = kvbench::parse(argc, argv);
+  } catch (const kvbench::BadArgument& e) {
+    std::fprintf(stderr,
+                 "probe_context: %s\nusage: probe_context [--variant V] [--tokens T] [--heads H] "
+                 "[--head-size D] [--steps N] [--replays N] [--carveout PCT]\n",
+                 e.what());
+    return 2;
+  }
+  kvbench::DeviceInfo device;
+  try {
+    device = kvbench::open_device();
+  } catch (const kvbench::NoDeviceError& e) {
+    std::fprintf(stderr, "probe_context: %s\n", e.what());
+    return 4;
+  }
+  try {
+    kvbench::CuptiTimer* timer = kvbench::CuptiTimer::get();
+    if (!timer)
+      throw std::runtime_error("needs CUPTI: " + kvbench::CuptiTimer::unavailable_reason());
+    std::printf("probe_context on %s; CUPTI %s (API version %u)\n", device.name.c_str(),
+                timer->library().c_str(), timer->version());
+    kvbench::probe(o, o.variant, device, *timer);
+    if (o.variant != kvbench::Variant::seed_port)
+      kvbench::probe(o, kvbench::Variant::seed_port, device, *timer);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "probe_context: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
