@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "core/bounds.hpp"
 #include "core/csv.hpp"
+#include "core/operation.hpp"
 #include "core/result_csv.hpp"
+#include "tests/support.hpp"
 
 namespace kvbench {
 namespace {
@@ -163,6 +167,44 @@ TEST(Bounds, TheBoundIsTheScatterForTheCacheWriteAndTheMoveForConcat) {
   r.axes.assign(16, "x");
   const std::string line = bounds_line(r);
   EXPECT_NE(line.find(",9.0000,90.0000"), std::string::npos) << line;  // bound_us, pct_of_bound
+}
+
+// Whether a case's bound is a scatter is its operation's to say: the cache write's is, each token's
+// K and V rows to its slot, inside the destination, one distinct place per written token, as
+// many as its slots write; concat's is the contiguous move.
+TEST(Bounds, TheCacheWriteScattersInsideItsCachesAndConcatHasNoScatter) {
+  EXPECT_FALSE(operation(Kernel::concat_mla_k).scatter_shape(testing_support::concat_case(64, 16)));
+  for (const auto& [layout, swa, interleaved, slots] :
+       {std::tuple{Layout::nhd, false, false, SlotPattern::random},
+        std::tuple{Layout::hnd, false, false, SlotPattern::padded},
+        std::tuple{Layout::nhd, true, false, SlotPattern::skip},
+        std::tuple{Layout::hnd, false, true, SlotPattern::contiguous}}) {
+    Case c = testing_support::cache_case(100, 8, 96, 16);
+    c.out_dtype = DType::fp8_e4m3;
+    CacheWriteParams& p = testing_support::cache_params(c);
+    p.layout = layout;
+    p.swa = swa;
+    p.kv_interleaved = interleaved;
+    p.slots = slots;
+    SCOPED_TRACE(describe(c));
+    const std::optional<ScatterShape> shape = operation(c.kernel).scatter_shape(c);
+    ASSERT_TRUE(shape);
+    EXPECT_EQ(shape->head_read, 96 * 2);
+    EXPECT_EQ(shape->head_write, 96 * 1);
+    const std::vector<std::int64_t> rows = shape->rows(7);
+    ASSERT_EQ(rows.size(), 100u);
+    std::set<std::int64_t> places;
+    for (std::int64_t row : rows) {
+      if (row < 0) continue;
+      EXPECT_TRUE(places.insert(row).second) << row;
+      const std::int64_t last_v = row + shape->v_offset + 7 * shape->head_stride;
+      EXPECT_LE(last_v + shape->head_write, shape->dest_bytes) << row;
+    }
+    // The slots the stages draw for the set of seed 7 (make_slots, 2 past the set's seed).
+    const SlotData drawn = make_slots(c, cache_geometry(c), 7 + 2);
+    EXPECT_EQ(static_cast<std::int64_t>(places.size()), drawn.written_tokens);
+    EXPECT_GT(drawn.written_tokens, 0);
+  }
 }
 
 }  // namespace

@@ -537,7 +537,7 @@ TEST_F(Gpu, BoundsCoverEverySizeRotated) {
 
 // The scatter bound moves the same bytes to the same places as the cache write: for a bf16 ->
 // bf16 case (a pure copy) its caches equal the optimized kernel's, byte for byte, canaries
-// included, with the slots the runner draws for the case (scatter_rows).
+// included, with the slots the runner draws for the case (its ScatterShape's rows).
 TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
   const Stream stream;
   const cudaStream_t st = stream.get();
@@ -564,7 +564,9 @@ TEST_F(Gpu, ScatterBoundWritesWhereTheCacheWriteWrites) {
         d_swa(std::max<std::size_t>(8, sd.swa_table.size() * 8)), d_a(cache_bytes),
         d_b(cache_bytes), d_table(static_cast<std::size_t>(g.num_slots) * 4),
         d_rows(sd.slot_mapping.size() * 8), sink(4);
-    const std::vector<std::int64_t> rows = scatter_rows(c, 1, 0);
+    // Set 0: its seed is the case's.
+    const std::vector<std::int64_t> rows =
+        operation(c.kernel).scatter_shape(c)->rows(case_seed(c, 1));
     KVB_CUDA_CHECK(
         cudaMemcpyAsync(d_key.get(), key.data(), key.size(), cudaMemcpyHostToDevice, st));
     KVB_CUDA_CHECK(

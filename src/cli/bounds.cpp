@@ -14,9 +14,9 @@
 #include "cli/exit_codes.hpp"
 #include "cli/flags.hpp"
 #include "core/footprint.hpp"
+#include "core/operation.hpp"
 #include "core/outputs.hpp"
 #include "kvbench_version.hpp"
-#include "ops/cache_write/operation.hpp"
 #include "runtime/bounds_runner.hpp"
 #include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
@@ -25,9 +25,9 @@ namespace kvbench::cli {
 namespace {
 
 // Memory admission: the floors of a case copy its bytes between two buffers of its largest side,
-// and the scatter of a cache write needs its inputs and whole caches; one of them at a time, once
-// per buffer set of the row. A case that does not fit is dropped from `results`, one line each;
-// returns how many were.
+// and a scatter (the cache write's) needs its inputs, its whole destination and a row offset per
+// token; one of them at a time, once per buffer set of the row. A case that does not fit is dropped
+// from `results`, one line each; returns how many were.
 std::size_t leave_out_what_does_not_fit(ResultTable& results, const std::vector<BoundCase>& cases,
                                         const std::string& results_path) {
   std::size_t free = 0, capacity = 0;
@@ -39,11 +39,9 @@ std::size_t leave_out_what_does_not_fit(ResultTable& results, const std::vector<
     for (const BoundCase& c : cases) {
       Footprint f;
       f.device_per_set = 2 * static_cast<std::uint64_t>(std::max(c.read_bytes, c.write_bytes));
-      if (c.c.kernel == Kernel::cache_write) {
-        const CacheGeometry g = cache_geometry(c.c);
-        const auto scatter = static_cast<std::uint64_t>(
-            2 * g.key_elems * static_cast<std::int64_t>(size_of(c.c.in_dtype)) +
-            g.cache_elems * static_cast<std::int64_t>(size_of(c.c.out_dtype)) + 8 * c.c.num_tokens);
+      if (const auto shape = operation(c.c.kernel).scatter_shape(c.c)) {
+        const auto scatter = static_cast<std::uint64_t>(2 * shape->input_bytes + shape->dest_bytes +
+                                                        8 * c.c.num_tokens);
         f.device_per_set = std::max(f.device_per_set, scatter);
       }
       const std::string why = admission_refusal(f, c.buffer_sets, std::nullopt, avail);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,20 @@ struct OpColumns {
   SlotPattern slots = SlotPattern::random;
 };
 
+// What `kvbench bounds`' scatter floor (runtime/bounds_runner.hpp) copies for a case whose bound
+// is a scatter of its rows to their places: per token, `num_heads` rows of K and of V, each
+// head_read bytes in its input, written as head_write bytes at the token's destination, head h
+// head_stride bytes after head 0, V v_offset bytes after K. Sizes in bytes.
+struct ScatterShape {
+  std::int64_t input_bytes = 0;  // one input (K or V), as a run of the case allocates it
+  std::int64_t dest_bytes = 0;   // the destination (both caches)
+  std::int64_t head_read = 0, head_write = 0, head_stride = 0, v_offset = 0;
+  std::vector<std::int64_t> dest_strides;  // the strides a destination offset is made of
+  // Per token, the byte offset of its K row (head 0) in the destination, or -1 when it writes
+  // nothing: the places the case's buffer set of seed `set_seed` writes (as its stages draw them).
+  std::function<std::vector<std::int64_t>(std::uint64_t set_seed)> rows;
+};
+
 class Operation {
  public:
   virtual ~Operation() = default;
@@ -84,6 +99,9 @@ class Operation {
   // The CSV's operation columns of c, and back (a case rebuilt from a result row).
   virtual OpColumns columns(const Case& c) const = 0;
   virtual void set_columns(Case& c, const OpColumns& cols) const = 0;
+  // `kvbench bounds`: the scatter its bound is (the cache write: its rows to its slots), or
+  // nullopt when its bound is the contiguous move of its bytes (concat).
+  virtual std::optional<ScatterShape> scatter_shape(const Case& c) const = 0;
 };
 
 // The registered operations, in the order of the Kernel enum (src/ops/registry.cpp).

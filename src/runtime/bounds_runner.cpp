@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "core/inputs.hpp"
+#include "core/operation.hpp"
 #include "core/rotation.hpp"
-#include "ops/cache_write/operation.hpp"
 #include "runtime/bound_kernels.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
@@ -104,41 +104,21 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
 
 }  // namespace
 
-std::vector<std::int64_t> scatter_rows(const Case& c, std::uint64_t run_seed, int set) {
-  const CacheWriteParams& p = params_of<CacheWriteParams>(c);
-  const CacheGeometry g = cache_geometry(c);
-  const std::size_t osize = size_of(c.out_dtype);
-  const SlotData slots = make_slots(c, g, set_seed(case_seed(c, run_seed), set) + 2);
-  std::vector<std::int64_t> rows(slots.slot_mapping.size(), -1);
-  for (std::size_t t = 0; t < rows.size(); ++t) {
-    std::int64_t slot = slots.slot_mapping[t];
-    if (slot >= 0 && p.swa) slot = slots.swa_table[static_cast<std::size_t>(slot)];
-    if (slot < 0 || slot == g.skip_slot) continue;
-    const std::int64_t block = slot / p.block_size, offset = slot % p.block_size;
-    rows[t] = (block * g.block_stride + offset * g.slot_stride) * static_cast<std::int64_t>(osize);
-  }
-  return rows;
-}
-
 namespace {
 
-int word_bytes(std::initializer_list<std::int64_t> sizes) {
+int word_bytes(const std::vector<std::int64_t>& sizes) {
   for (int w : {16, 8, 4, 2})
     if (std::all_of(sizes.begin(), sizes.end(), [w](std::int64_t v) { return v % w == 0; }))
       return w;
   return 1;
 }
 
-// The scatter bound of a cache-write case: its rows to its slots, over as many sets as it had.
-Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t st,
-                   const RunSettings& s) {
-  const CacheGeometry g = cache_geometry(c);
-  const auto isize = static_cast<std::int64_t>(size_of(c.in_dtype)),
-             osize = static_cast<std::int64_t>(size_of(c.out_dtype));
-  const std::int64_t D = params_of<CacheWriteParams>(c).head_size;
-  const std::int64_t head_read = D * isize, head_write = D * osize;
-  const std::int64_t input = words16(c.num_tokens * c.num_heads * head_read);
-  const std::int64_t cache = words16(g.cache_elems * osize);
+// The scatter bound of a case (its operation's ScatterShape): its rows to their places, over as
+// many sets as it had.
+Best scatter_floor(const Case& c, const ScatterShape& shape, std::uint64_t run_seed, int sets,
+                   cudaStream_t st, const RunSettings& s) {
+  const std::int64_t input = words16(c.num_tokens * c.num_heads * shape.head_read);
+  const std::int64_t cache = words16(shape.dest_bytes);
   const std::int64_t rows_bytes = words16(c.num_tokens * 8);
   const std::int64_t per_set = 2 * input + cache + rows_bytes;
   const DeviceBuffer buf(static_cast<std::size_t>(per_set) * static_cast<std::size_t>(sets)),
@@ -148,7 +128,7 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
   std::vector<ScatterArgs> args;
   for (int set = 0; set < sets; ++set) {
     unsigned char* b = base + static_cast<std::size_t>(set) * static_cast<std::size_t>(per_set);
-    const std::vector<std::int64_t> rows = scatter_rows(c, run_seed, set);
+    const std::vector<std::int64_t> rows = shape.rows(set_seed(case_seed(c, run_seed), set));
     KVB_CUDA_CHECK(cudaMemcpyAsync(b + 2 * input + cache, rows.data(), rows.size() * 8,
                                    cudaMemcpyHostToDevice, st));
     ScatterArgs a;
@@ -156,14 +136,16 @@ Best scatter_floor(const Case& c, std::uint64_t run_seed, int sets, cudaStream_t
     a.src_v = b + input;
     a.dst = b + 2 * input;
     a.dst_row = reinterpret_cast<const std::int64_t*>(b + 2 * input + cache);
-    a.v_offset = g.value_cache_offset * osize;
+    a.v_offset = shape.v_offset;
     a.tokens = c.num_tokens;
     a.heads = c.num_heads;
-    a.head_read = head_read;
-    a.head_write = head_write;
-    a.head_stride = g.head_stride * osize;
-    a.word_bytes = word_bytes({head_read, head_write, a.head_stride, g.slot_stride * osize,
-                               g.block_stride * osize, a.v_offset});
+    a.head_read = shape.head_read;
+    a.head_write = shape.head_write;
+    a.head_stride = shape.head_stride;
+    std::vector<std::int64_t> sizes = {shape.head_read, shape.head_write, shape.head_stride,
+                                       shape.v_offset};
+    sizes.insert(sizes.end(), shape.dest_strides.begin(), shape.dest_strides.end());
+    a.word_bytes = word_bytes(sizes);
     a.sink = sink.as<std::uint32_t>();
     args.push_back(a);
   }
@@ -211,7 +193,7 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
   std::set<std::pair<std::string, int>> scatter_keys;
   for (const BoundCase& c : cases) {
     split_keys.insert(split_of(c));
-    if (c.c.kernel == Kernel::cache_write) scatter_keys.insert(scatter_key(c));
+    if (operation(c.c.kernel).scatter_shape(c.c)) scatter_keys.insert(scatter_key(c));
   }
 
   const Stream stream;
@@ -246,11 +228,11 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
     b.move_floor_us = move_best.us;
     b.move_floor_method = move_best.method;
     b.buffer_sets = c.buffer_sets;
-    if (c.c.kernel == Kernel::cache_write) {
+    if (const auto shape = operation(c.c.kernel).scatter_shape(c.c)) {
       const auto key = scatter_key(c);
       auto sc = scatters.find(key);
       if (sc == scatters.end()) {
-        sc = scatters.emplace(key, scatter_floor(c.c, s.seed, c.buffer_sets, st, s)).first;
+        sc = scatters.emplace(key, scatter_floor(c.c, *shape, s.seed, c.buffer_sets, st, s)).first;
         if (progress) progress(++done, total);
       }
       b.scatter_floor_us = sc->second.us;

@@ -1,8 +1,9 @@
 // `kvbench bounds`: for each case of a result CSV, the fastest of several plain kernels that move
 // its bytes, timed with the same engine and settings as `kvbench run` and over as many buffer
 // sets as the case had (its row's buffer_sets): a contiguous move of its input bytes to its
-// output bytes; for the cache write a scatter of the same rows to the same slots (its bound); for
-// T <= 128 the write of its output bytes alone. A kernel cannot beat the best plain way found to
+// output bytes; for an operation with a ScatterShape (core/operation.hpp; the cache write) a
+// scatter of the same rows to the same places (its bound); for T <= 128 the write of its output
+// bytes alone. A kernel cannot beat the best plain way found to
 // move its bytes to its places by much; how far each case is from it is the question.
 #pragma once
 
@@ -24,10 +25,5 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
                            const RunSettings& settings, const std::string& variant,
                            const std::function<void(BoundRow)>& emit,
                            void (*progress)(std::size_t, std::size_t) = nullptr);
-
-// The scatter bound's destinations: per token, the byte offset of its K row (head 0) in the
-// caches (V at value_cache_offset further), or -1 when it writes nothing. The slots are those of
-// the case's buffer set `set` in a run of seed `run_seed`, drawn as the runner draws them.
-std::vector<std::int64_t> scatter_rows(const Case& c, std::uint64_t run_seed, int set);
 
 }  // namespace kvbench

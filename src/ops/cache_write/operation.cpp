@@ -172,6 +172,35 @@ class CacheWrite final : public Operation {
     p.kv_interleaved = cols.kv_interleaved;
     p.slots = cols.slots;
   }
+
+  // K and V rows to their slots, as the stages draw them (make_set_slots: the set's seed + 2).
+  std::optional<ScatterShape> scatter_shape(const Case& c) const override {
+    const CacheWriteParams& p = params(c);
+    const CacheGeometry g = cache_geometry(c);
+    const auto isize = static_cast<std::int64_t>(size_of(c.in_dtype)),
+               osize = static_cast<std::int64_t>(size_of(c.out_dtype));
+    ScatterShape s;
+    s.input_bytes = g.key_elems * isize;
+    s.dest_bytes = g.cache_elems * osize;
+    s.head_read = p.head_size * isize;
+    s.head_write = p.head_size * osize;
+    s.head_stride = g.head_stride * osize;
+    s.v_offset = g.value_cache_offset * osize;
+    s.dest_strides = {g.slot_stride * osize, g.block_stride * osize};
+    s.rows = [c, g, osize, swa = p.swa, block_size = p.block_size](std::uint64_t set_seed) {
+      const SlotData slots = make_slots(c, g, set_seed + 2);
+      std::vector<std::int64_t> rows(slots.slot_mapping.size(), -1);
+      for (std::size_t t = 0; t < rows.size(); ++t) {
+        std::int64_t slot = slots.slot_mapping[t];
+        if (slot >= 0 && swa) slot = slots.swa_table[static_cast<std::size_t>(slot)];
+        if (slot < 0 || slot == g.skip_slot) continue;
+        const std::int64_t block = slot / block_size, offset = slot % block_size;
+        rows[t] = (block * g.block_stride + offset * g.slot_stride) * osize;
+      }
+      return rows;
+    };
+    return s;
+  }
 };
 
 }  // namespace

@@ -115,6 +115,9 @@ class Concat final : public Operation {
     params_of<ConcatParams>(c).nope_dim = cols.head_dim;
     params_of<ConcatParams>(c).rope_dim = cols.rope_dim;
   }
+
+  // Its output is one dense tensor: the contiguous move of its bytes is its bound.
+  std::optional<ScatterShape> scatter_shape(const Case&) const override { return std::nullopt; }
 };
 
 }  // namespace
