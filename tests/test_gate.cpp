@@ -277,6 +277,37 @@ TEST(Gate, ReportsNameEveryCase) {
   EXPECT_NE(xml.find("<failure type=\"missing\""), std::string::npos) << xml;
 }
 
+// Each operation describes its own rows; a row of an operation this build does not know is
+// described by its key's columns, never as another operation's.
+TEST(Gate, EachOperationDescribesItsRows) {
+  ResultRow r = timed_row("7", 10, 9.9, 10.1);
+  EXPECT_EQ(describe_axes(r), "T=7 H=128 NOPE=128 ROPE=64 bf16->bf16 strides=contiguous");
+  r.axes = {"reshape_and_cache_flash",
+            "optimized",
+            "s",
+            "9",
+            "8",
+            "96",
+            "0",
+            "32",
+            "f16",
+            "fp8_e4m3",
+            "hnd",
+            "per_head",
+            "true",
+            "true",
+            "padded",
+            "skip"};
+  EXPECT_EQ(describe_axes(r),
+            "T=9 H=8 D=96 BS=32 hnd f16->fp8_e4m3 strides=padded scale=per_head slots=skip swa "
+            "kv_interleaved");
+  r.axes.at(0) = "mla_future";
+  EXPECT_EQ(describe_axes(r),
+            "num_tokens=9 num_heads=8 head_dim=96 rope_dim=0 block_size=32 in_dtype=f16 "
+            "out_dtype=fp8_e4m3 layout=hnd scale=per_head swa=true kv_interleaved=true "
+            "strides=padded slots=skip");
+}
+
 // --- The reader, on the committed CSVs ---
 
 TEST(ResultCsv, ReadsByColumnNameWithExtraColumns) {

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+
+#include "core/operation.hpp"
 
 namespace kvbench {
 namespace {
@@ -190,22 +193,21 @@ Verdict judge(const Timing& b, const Timing& c, double threshold, double* tolera
 }
 
 std::string describe_axes(const ResultRow& row) {
-  const bool concat = row.axes[Col::kernel] == "concat_and_cast_mha_k";
-  std::string s = "T=" + row.axes[Col::num_tokens] + " H=" + row.axes[Col::num_heads];
-  if (concat) {
-    s += " NOPE=" + row.axes[Col::head_dim] + " ROPE=" + row.axes[Col::rope_dim];
-  } else {
-    s += " D=" + row.axes[Col::head_dim] + " BS=" + row.axes[Col::block_size] + " " +
-         row.axes[Col::layout];
+  Kernel kernel;
+  try {
+    kernel = from_string<Kernel>(row.axes[Col::kernel]);
+  } catch (const std::invalid_argument&) {
+    // An operation this build does not know (a row of another build): the key's columns by name.
+    std::string s;
+    for (std::size_t i = 0; i < kKeyColumnCount; ++i) {
+      const auto c = static_cast<Col>(kFirstKeyColumn + i);
+      if (c == Col::kernel || c == Col::variant || c == Col::sweep) continue;  // named apart
+      s += (s.empty() ? "" : " ") + std::string(name(c)) + "=" + row.axes[c];
+    }
+    return s;
   }
-  s += " " + row.axes[Col::in_dtype] + "->" + row.axes[Col::out_dtype] +
-       " strides=" + row.axes[Col::strides];
-  if (!concat) {
-    s += " scale=" + row.axes[Col::scale] + " slots=" + row.axes[Col::slots];
-    if (row.axes[Col::swa] == "true") s += " swa";
-    if (row.axes[Col::kv_interleaved] == "true") s += " kv_interleaved";
-  }
-  return s;
+  return operation(kernel).describe_key(
+      [&row](Col c) -> const std::string& { return row.axes[c]; });
 }
 
 namespace {

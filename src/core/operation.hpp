@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/case.hpp"
+#include "core/columns.hpp"
 #include "core/footprint.hpp"
 
 namespace kvbench {
@@ -89,6 +90,10 @@ class Operation {
   virtual const std::vector<Axis>& axes() const = 0;
   virtual const std::vector<VariantInfo>& variants() const = 0;
   virtual std::string describe(const Case& c) const = 0;
+  // The case as the gate's reports name it beside its kernel, variant and sweep, from the text of
+  // its result row's case-key columns (a row of another build stays text):
+  // "T=128 H=8 D=128 BS=16 nhd bf16->bf16 strides=contiguous scale=none slots=random".
+  virtual std::string describe_key(const std::function<const std::string&(Col)>& at) const = 0;
   // Geometry and bytes computed with overflow checks; SizeOverflow when a size does not fit.
   virtual void check_sizes(const Case& c) const = 0;
   // Output elements one launch writes when `written_tokens` tokens write (SPEC.md §4): `kvbench

@@ -116,6 +116,17 @@ class CacheWrite final : public Operation {
     return os.str();
   }
 
+  std::string describe_key(const std::function<const std::string&(Col)>& at) const override {
+    std::string s = "T=" + at(Col::num_tokens) + " H=" + at(Col::num_heads) +
+                    " D=" + at(Col::head_dim) + " BS=" + at(Col::block_size) + " " +
+                    at(Col::layout) + " " + at(Col::in_dtype) + "->" + at(Col::out_dtype) +
+                    " strides=" + at(Col::strides) + " scale=" + at(Col::scale) +
+                    " slots=" + at(Col::slots);
+    if (at(Col::swa) == "true") s += " swa";
+    if (at(Col::kv_interleaved) == "true") s += " kv_interleaved";
+    return s;
+  }
+
   void check_sizes(const Case& c) const override {
     cache_geometry(c);
     cache_write_bytes(c, c.num_tokens, c.num_tokens);  // every token looked up and written

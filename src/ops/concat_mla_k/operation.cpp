@@ -81,6 +81,12 @@ class Concat final : public Operation {
     return os.str();
   }
 
+  std::string describe_key(const std::function<const std::string&(Col)>& at) const override {
+    return "T=" + at(Col::num_tokens) + " H=" + at(Col::num_heads) + " NOPE=" + at(Col::head_dim) +
+           " ROPE=" + at(Col::rope_dim) + " " + at(Col::in_dtype) + "->" + at(Col::out_dtype) +
+           " strides=" + at(Col::strides);
+  }
+
   void check_sizes(const Case& c) const override {
     concat_geometry(c);
     concat_bytes(c);
