@@ -19,8 +19,9 @@ namespace {
 
 const std::string kPerf = std::string(KVBENCH_SOURCE_DIR) + "/results/h200/perf.csv";
 
-// Axis positions of result_axis_columns().
-enum Axis { kKernel, kVariant, kSweep, kT, kH, kD, kRope, kBS, kIn, kOut, kLayout, kScale, kSwa };
+// Case-key columns of a result row, by their names in the column table.
+constexpr Col kKernel = Col::kernel, kT = Col::num_tokens, kH = Col::num_heads, kD = Col::head_dim,
+              kRope = Col::rope_dim, kIn = Col::in_dtype, kOut = Col::out_dtype, kSwa = Col::swa;
 
 std::int64_t size_of_dtype(const std::string& d) {
   if (d == "f32") return 4;
@@ -153,7 +154,7 @@ TEST(Bounds, EverySizeAndOneVariantOnRequestWithTheRowsSetCount) {
 
 TEST(Bounds, ARowNamingNoCaseIsRefusedByFileAndLine) {
   ResultTable bad = one_row(8 * 16 + 2 * 16 * 2 * 8 * 128 * 2, 16);
-  bad.rows[0].axes.at(12) = "maybe";  // swa
+  bad.rows[0].axes.at(Col::swa) = "maybe";
   expect_error(bad, "r.csv:7: swa 'maybe' is not true or false");
 }
 
@@ -164,7 +165,7 @@ TEST(Bounds, TheBoundIsTheScatterForTheCacheWriteAndTheMoveForConcat) {
   EXPECT_EQ(bound_of(r), 8);
   r.scatter_floor_us = 9;
   EXPECT_EQ(bound_of(r), 9);
-  r.axes.assign(16, "x");
+  r.axes.assign(kKeyColumnCount, "x");
   const std::string line = bounds_line(r);
   EXPECT_NE(line.find(",9.0000,90.0000"), std::string::npos) << line;  // bound_us, pct_of_bound
 }

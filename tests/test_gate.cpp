@@ -301,7 +301,7 @@ TEST(Gate, EachOperationDescribesItsRows) {
   EXPECT_EQ(describe_axes(r),
             "T=9 H=8 D=96 BS=32 hnd f16->fp8_e4m3 strides=padded scale=per_head slots=skip swa "
             "kv_interleaved");
-  r.axes.at(0) = "mla_future";
+  r.axes.at(Col::kernel) = "mla_future";
   EXPECT_EQ(describe_axes(r),
             "num_tokens=9 num_heads=8 head_dim=96 rope_dim=0 block_size=32 in_dtype=f16 "
             "out_dtype=fp8_e4m3 layout=hnd scale=per_head swa=true kv_interleaved=true "

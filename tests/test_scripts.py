@@ -536,8 +536,7 @@ class PerfReport(unittest.TestCase):
         bar = meta["launch_floor_us"]["graph"]["median_us"] + 0.5
         peak = meta["measured_peak_gbps"]
         opt = [r for r in self.rows if r["variant"] == "optimized" and r["status"] == "passed"]
-        axes = ["sweep", "num_heads", "head_dim", "rope_dim", "block_size", "in_dtype",
-                "out_dtype", "layout", "scale", "swa", "strides"]
+        axes = [c for c in KEY_COLUMNS if c not in ("variant", "num_tokens")]  # a shape
         one = {tuple(r[c] for c in axes): float(r["median_us"]) for r in opt if r["num_tokens"] == "1"}
         expected, above, faster = [], 0, 0
         for r in opt:

@@ -68,6 +68,7 @@ class AxisValues {
   // A case-key column's value; std::out_of_range for a column outside the key.
   const std::string& operator[](Col c) const { return values_.at(key_index(c)).str(); }
   Text& at(std::size_t i) { return values_[i]; }
+  Text& at(Col c) { return values_.at(key_index(c)); }
   std::size_t size() const { return kCount; }
   operator std::vector<std::string>() const;
   std::uint64_t hash() const;
