@@ -71,10 +71,15 @@ bool optional_column(std::size_t other) {
          other == kModeCol;
 }
 // The name of a case-key column by its place in the key, and of the other columns.
-std::string axis_name(std::size_t axis) {
-  return std::string(kColumns[kFirstKeyColumn + axis].name);
+const std::string& axis_name(std::size_t axis) { return case_columns()[axis]; }
+const std::string& other_name(std::size_t other) {
+  static const auto names = [] {
+    std::array<std::string, kOtherCount> n;
+    for (std::size_t o = 0; o < kOtherCount; ++o) n[o] = std::string(name(kOtherColumns[o]));
+    return n;
+  }();
+  return names[other];
 }
-std::string other_name(std::size_t other) { return std::string(name(kOtherColumns[other])); }
 // Axis columns that hold integers, checked so a garbled value is reported, not keyed.
 bool integer_axis(std::size_t axis) {
   for (Col c : {Col::num_tokens, Col::num_heads, Col::head_dim, Col::rope_dim, Col::block_size})
@@ -335,8 +340,8 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       throw ResultCsvError(at + "column '" + other_name(kStatusCol) + "': " + e.what());
     }
     row.reason = intern(AxisValues::kCount, field(kReasonCol));
-    static const std::string median_us = other_name(kMedianCol), p10_us = other_name(kP10Col),
-                             p90_us = other_name(kP90Col);
+    const std::string &median_us = other_name(kMedianCol), &p10_us = other_name(kP10Col),
+                      &p90_us = other_name(kP90Col);
     const auto median = number(field(kMedianCol), at, median_us);
     const auto p10 = number(field(kP10Col), at, p10_us);
     const auto p90 = number(field(kP90Col), at, p90_us);
