@@ -9,6 +9,7 @@
 
 #include "core/csv.hpp"
 #include "core/inputs.hpp"
+#include "core/operation.hpp"
 #include "core/rotation.hpp"
 #include "kernels/cache_write/cache_write.hpp"
 #include "kernels/cache_write/plan.hpp"
@@ -270,6 +271,29 @@ TEST_F(Gpu, EveryModeTimesAKernelAndReadsTheClock) {
     EXPECT_LT(m.sm_clock_mhz, 1.2 * d.max_sm_clock_mhz) << to_string(mode);
   }
   EXPECT_FALSE(blocking_kernel_timed_out());
+}
+
+// Every context times the same case, whichever predecessor runs before each launch; the
+// predecessor is never counted, so the case stays a microsecond kernel.
+TEST_F(Gpu, EveryContextTimesACase) {
+  Case c = operation(Kernel::cache_write).default_case();
+  c.variant = Variant::optimized;
+  RunSettings s;
+  s.warmup = 2;
+  s.min_samples = 10;
+  s.min_time_s = 0;
+  s.timeout_s = 2;
+  s.launches_per_sample = 4;
+  s.layer_mib = 8;
+  for (Context context : all_values<Context>()) {
+    s.context = context;
+    s.hot_inputs = context == Context::after_producer;
+    const Row row = run_case(c, s, device_);
+    EXPECT_EQ(row.status, Status::passed) << to_string(context) << ": " << row.reason;
+    EXPECT_GT(row.stats.median_us, 0.0) << to_string(context);
+    EXPECT_LT(row.stats.median_us, 50.0) << to_string(context);
+    std::printf("  %s: %.3f us\n", std::string(to_string(context)).c_str(), row.stats.median_us);
+  }
 }
 
 // The floor anomaly (docs/measurement.md, "The launch floor"): a graph replay has a launch cost

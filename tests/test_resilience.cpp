@@ -288,6 +288,28 @@ TEST(Sidecar, TimingContextFromBothSidecars) {
   EXPECT_EQ(timing_context_mismatch(untimed, "b.json", s, "c.json"), "");
   EXPECT_EQ(timing_context_mismatch(untimed, "b.json", cupti, "c.json"),
             "c.json: settings.timer is \"cupti\", b.json's is \"events\"");
+  // The context: a sidecar without one had hot inputs (after_producer) or none (back_to_back).
+  const auto in_context = [&](const char* context, int mib) {
+    return edited(s, [=](J& j) {
+      j["settings"]["context"] = context;
+      j["settings"]["layer_mib"] = mib;
+    });
+  };
+  const std::string old_hot = edited(hot, [](J& j) {
+    j["settings"].erase("context");
+    j["settings"].erase("layer_mib");
+  });
+  const std::string new_hot =
+      edited(in_context("after_producer", 48), [](J& j) { j["settings"]["hot_inputs"] = true; });
+  EXPECT_EQ(timing_context_mismatch(old_hot, "b.json", new_hot, "c.json"), "");
+  EXPECT_EQ(timing_context_mismatch(untimed, "b.json", in_context("cold", 48), "c.json"),
+            "c.json: settings.context is \"cold\", b.json's is \"back_to_back\"");
+  EXPECT_EQ(
+      timing_context_mismatch(in_context("layer", 48), "b.json", in_context("layer", 8), "c.json"),
+      "c.json: settings.layer_mib is 8, b.json's is 48");
+  EXPECT_EQ(
+      timing_context_mismatch(in_context("cold", 48), "b.json", in_context("cold", 8), "c.json"),
+      "");
   // Not a sidecar kvbench reads: nothing to say (the rows' columns still are compared).
   EXPECT_EQ(timing_context_mismatch("{}", "b.json", hot, "c.json"), "");
 }
@@ -388,6 +410,8 @@ TEST(WorkerSettings, EverySettingReadsBackAsTheSidecarRecordsIt) {
   s.rotate = kvbench::kRotateAuto;
   s.hot_inputs = true;
   s.timer = kvbench::Timer::cupti;
+  s.context = kvbench::Context::after_producer;
+  s.layer_mib = 9;
   const std::string sent = kvbench::settings_to_json(s);
   const kvbench::RunSettings got = kvbench::settings_from_json(sent, "--setup");
   EXPECT_EQ(got.seed, s.seed);
@@ -402,6 +426,8 @@ TEST(WorkerSettings, EverySettingReadsBackAsTheSidecarRecordsIt) {
   EXPECT_EQ(got.rotate, s.rotate);
   EXPECT_EQ(got.hot_inputs, s.hot_inputs);
   EXPECT_EQ(got.timer, s.timer);
+  EXPECT_EQ(got.context, s.context);
+  EXPECT_EQ(got.layer_mib, s.layer_mib);
   // The sidecar's object, key for key.
   kvbench::RunMetadata meta;
   meta.settings = s;
@@ -427,6 +453,9 @@ TEST(WorkerSettings, AMissingOrWrongKeyIsNamed) {
   j["mode"] = 5;
   EXPECT_THROW(kvbench::settings_from_json(j.dump(), "--setup"), std::invalid_argument);
   j["mode"] = "graph";
+  j["hot_inputs"] = true;  // beside context back_to_back: the two disagree
+  EXPECT_THROW(kvbench::settings_from_json(j.dump(), "--setup"), std::invalid_argument);
+  j["hot_inputs"] = false;
   j["extra"] = 1;
   EXPECT_THROW(kvbench::settings_from_json(j.dump(), "--setup"), std::invalid_argument);
 }

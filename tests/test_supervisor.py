@@ -353,7 +353,9 @@ def settings():
     check(sorted(setup["settings"]) == sorted(recorded),
           "the worker's settings have keys %s, the sidecar's %s" % (sorted(setup["settings"]), sorted(recorded)))
     # The timer's other value needs graph mode, which is the default: asked in a run of its own.
-    separate = {"timer": ("--timer", "cupti", "cupti")}
+    # --context replaces --hot-inputs' after_producer, so the context and the layer size too.
+    separate = {"timer": ("--timer", "cupti", "cupti"), "context": ("--context", "cold", "cold"),
+                "layer_mib": ("--layer-mib", "8", 8)}
     check(sorted(recorded) == sorted(list(asked) + list(separate)), "the sidecar's settings are %s, the test asks %s: "
           "give the new setting a flag value here" % (sorted(recorded), sorted(list(asked) + list(separate))))
     for key, (flag, _, value) in asked.items():

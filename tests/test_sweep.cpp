@@ -207,7 +207,14 @@ TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
   EXPECT_EQ(settings_error("samples: 3"),
             "t.yaml:1:12: settings.samples: unknown key (expected one of seed, mode, warmup, "
             "min_samples, min_time_s, target_noise, timeout_s, launches_per_sample, l2_flush, "
-            "rotate, hot_inputs, timer)");
+            "rotate, hot_inputs, timer, context, layer_mib)");
+  EXPECT_EQ(settings_error("context: warm"),
+            "t.yaml:1:21: settings.context: unknown context 'warm' (expected one of back_to_back, "
+            "cold, after_producer, layer)");
+  EXPECT_EQ(settings_error("layer_mib: 0"),
+            "t.yaml:1:23: settings.layer_mib: expected a positive integer up to 65536, got 0");
+  EXPECT_EQ(settings_error("hot_inputs: true, context: cold"),
+            "t.yaml:1:24: settings.hot_inputs: hot_inputs is the after_producer context, not cold");
   EXPECT_EQ(settings_error("timer: clock"),
             "t.yaml:1:19: settings.timer: unknown timer 'clock' (expected one of events, cupti)");
   // Only a graph replay's kernels can be told from the engine's own.
@@ -237,6 +244,27 @@ TEST(SweepErrors, MissingFileNamesThePath) {
     EXPECT_STREQ(e.what(),
                  "/nonexistent/dir/x.yaml: cannot open config file (No such file or directory)");
   }
+}
+
+// hot_inputs is the after_producer context: either one sets the other.
+TEST(Sweep, HotInputsAndTheAfterProducerContextAreOne) {
+  const auto settings_of = [](const std::string& settings) {
+    return parse_config(
+               "settings: {" + settings + "}\nsweeps:\n  - kernel: reshape_and_cache_flash\n",
+               "t.yaml")
+        .settings;
+  };
+  EXPECT_EQ(settings_of("hot_inputs: true").context, Context::after_producer);
+  EXPECT_TRUE(settings_of("context: after_producer").hot_inputs);
+  const RunSettings layer = settings_of("context: layer, layer_mib: 8");
+  EXPECT_EQ(layer.context, Context::layer);
+  EXPECT_EQ(layer.layer_mib, 8);
+  EXPECT_FALSE(layer.hot_inputs);
+  EXPECT_EQ(settings_of("").context, Context::back_to_back);
+  RunSettings s;
+  s.hot_inputs = true;
+  s.context = Context::layer;
+  EXPECT_THROW(resolve_context(s), std::invalid_argument);
 }
 
 }  // namespace

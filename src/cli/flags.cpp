@@ -30,6 +30,17 @@ void apply(const Overrides& o, RunSettings& s) {
   if (o.rotate) s.rotate = parse_rotate(*o.rotate);
   if (o.hot_inputs) s.hot_inputs = true;
   if (o.timer) s.timer = from_string<Timer>(*o.timer);
+  if (o.layer_mib) s.layer_mib = *o.layer_mib;
+  if (o.context) {
+    s.context = from_string<Context>(*o.context);
+    s.hot_inputs = o.hot_inputs;  // the flag's context replaces the config's
+  }
+  try {
+    resolve_context(s);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(o.context ? "--context" : "--hot-inputs") + ": " +
+                                e.what());
+  }
   if (s.timer == Timer::cupti && s.mode != TimingMode::graph)
     throw std::invalid_argument(std::string(o.timer ? "--timer" : "--mode") +
                                 ": the cupti timer times graph replays only (mode " +
@@ -131,6 +142,15 @@ void add_timer_flag(CLI::App* cmd, Overrides& o) {
                   "What reads a graph replay's time: events around it, or each kernel's own "
                   "start and end from CUPTI (settings.timer; docs/measurement.md)")
       ->check(CLI::IsMember(names));
+  std::vector<std::string> contexts;
+  for (Context c : all_values<Context>()) contexts.emplace_back(to_string(c));
+  cmd->add_option("--context", o.context,
+                  "What runs before each timed launch, not counted (settings.context; "
+                  "docs/measurement.md)")
+      ->check(CLI::IsMember(contexts));
+  cmd->add_option("--layer-mib", o.layer_mib,
+                  "Context layer: MiB of weights its predecessor reads (settings.layer_mib)")
+      ->transform(integer_in(1, kMaxLayerMib));
 }
 
 void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs) {

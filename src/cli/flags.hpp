@@ -17,9 +17,11 @@ struct Overrides {
   std::optional<std::string> mode, l2_flush;
   std::optional<int> warmup, min_samples, launches_per_sample;
   std::optional<double> min_time_s, target_noise, timeout_s;
-  std::optional<std::string> rotate;  // "auto" or N
-  bool hot_inputs = false;            // --hot-inputs: sets settings.hot_inputs (never clears it)
-  std::optional<std::string> timer;   // --timer events|cupti
+  std::optional<std::string> rotate;   // "auto" or N
+  bool hot_inputs = false;             // --hot-inputs: sets settings.hot_inputs (never clears it)
+  std::optional<std::string> timer;    // --timer events|cupti
+  std::optional<std::string> context;  // --context (replaces the config's, hot_inputs included)
+  std::optional<int> layer_mib;        // --layer-mib
 };
 // Throws std::invalid_argument when the result asks for the cupti timer outside graph mode.
 void apply(const Overrides& o, RunSettings& s);
@@ -42,7 +44,7 @@ void add_timing_flags(CLI::App* cmd, Overrides& o);
 // --rotate and --hot-inputs (settings.rotate, settings.hot_inputs), on `run`.
 void add_rotation_flags(CLI::App* cmd, Overrides& o);
 
-// --timer (settings.timer), on `run`.
+// --timer, --context and --layer-mib (settings.timer, .context, .layer_mib), on `run`.
 void add_timer_flag(CLI::App* cmd, Overrides& o);
 
 // The regression gate's flags, shared by `compare` and `run --baseline`.

@@ -243,6 +243,8 @@ std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
   return baseline;
 }
 
+std::string context_note(Context c) { return " (context " + std::string(to_string(c)) + ")"; }
+
 // The run in progress: the CSV and sidecar it writes, and what it does as workers report.
 // Nothing is written before the first row: a run that cannot start (no device, a worker that
 // fails, an interrupt first) leaves the CSV, its sidecar and its folder as they were.
@@ -330,7 +332,10 @@ class ActiveRun {
         stderr, "kvbench %s: %zu cases on %s (%s), mode %s, rotate %s%s, writing %s and %s\n",
         kVersion, to_run_, worker_device_[worker].name.c_str(), worker_device_[worker].uuid.c_str(),
         std::string(to_string(settings.mode)).c_str(), rotate_text(settings.rotate).c_str(),
-        settings.hot_inputs ? " (hot inputs)" : "", args_.output.c_str(), sidecar_.c_str());
+        settings.hot_inputs                         ? " (hot inputs)"
+        : settings.context == Context::back_to_back ? ""
+                                                    : context_note(settings.context).c_str(),
+        args_.output.c_str(), sidecar_.c_str());
   }
 
   void done(const CaseOutcome& o) {

@@ -68,7 +68,9 @@ nlohmann::ordered_json settings_json(const RunSettings& s) {
           {"l2_flush", std::string(to_string(s.l2_flush))},
           {"rotate", rotate_text(s.rotate)},
           {"hot_inputs", s.hot_inputs},
-          {"timer", std::string(to_string(s.timer))}};
+          {"timer", std::string(to_string(s.timer))},
+          {"context", std::string(to_string(s.context))},
+          {"layer_mib", s.layer_mib}};
 }
 
 }  // namespace
@@ -93,7 +95,7 @@ RunSettings settings_from_json(const std::string& text, const std::string& where
     }
   };
   RunSettings s;
-  std::string mode, l2_flush, rotate, timer;
+  std::string mode, l2_flush, rotate, timer, context;
   get("seed", s.seed);
   get("mode", mode);
   get("warmup", s.warmup);
@@ -106,14 +108,25 @@ RunSettings settings_from_json(const std::string& text, const std::string& where
   get("rotate", rotate);
   get("hot_inputs", s.hot_inputs);
   get("timer", timer);
+  get("context", context);
+  get("layer_mib", s.layer_mib);
   try {
     s.mode = from_string<TimingMode>(mode);
     s.l2_flush = from_string<L2Flush>(l2_flush);
     s.rotate = parse_rotate(rotate);
     s.timer = from_string<Timer>(timer);
+    s.context = from_string<Context>(context);
   } catch (const std::exception& e) {
     throw std::invalid_argument(where + ": settings: " + e.what());
   }
+  const RunSettings sent = s;
+  try {
+    resolve_context(s);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": settings: " + e.what());
+  }
+  if (s.hot_inputs != sent.hot_inputs || s.context != sent.context)
+    throw std::invalid_argument(where + ": settings.hot_inputs and settings.context disagree");
   if (j.size() != settings_json(s).size())
     throw std::invalid_argument(where + ": settings have keys this kvbench does not know");
   return s;

@@ -285,12 +285,20 @@ std::string timing_context_mismatch(const std::string& base_text, const std::str
     const J& v = setting(s, "timer");
     return v.is_null() ? events : v;
   };
-  std::vector<const char*> keys = {"hot_inputs", "timer"};
+  // And before settings.context existed, hot_inputs was the only context.
+  const J after_producer = "after_producer", back_to_back = "back_to_back";
+  const auto context = [&](const J& s) -> const J& {
+    const J& v = setting(s, "context");
+    if (!v.is_null()) return v;
+    return setting(s, "hot_inputs") == true ? after_producer : back_to_back;
+  };
+  std::vector<const char*> keys = {"hot_inputs", "context", "timer"};
   if (setting(bs, "mode") == "cold" && setting(cs, "mode") == "cold") keys.push_back("l2_flush");
+  if (context(bs) == "layer" && context(cs) == "layer") keys.push_back("layer_mib");
   for (const char* key : keys) {
-    const bool is_timer = std::string(key) == "timer";
-    const J& x = is_timer ? timer(bs) : setting(bs, key);
-    const J& y = is_timer ? timer(cs) : setting(cs, key);
+    const std::string k = key;
+    const J& x = k == "timer" ? timer(bs) : k == "context" ? context(bs) : setting(bs, key);
+    const J& y = k == "timer" ? timer(cs) : k == "context" ? context(cs) : setting(cs, key);
     if (x != y)
       return cur_path + ": settings." + key + " is " + shown(y) + ", " + base_path + "'s is " +
              shown(x);

@@ -60,8 +60,9 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
                            const std::string& b_path);
 
 // What shapes a timing beyond a row's `mode` and `buffer_sets` columns, from two runs'
-// sidecars: settings.hot_inputs, settings.timer (absent: events), and settings.l2_flush when both
-// ran in cold mode. "" when they
+// sidecars: settings.hot_inputs, settings.context (absent: after_producer with hot inputs, else
+// back_to_back), settings.timer (absent: events), settings.l2_flush when both ran in cold mode
+// and settings.layer_mib when both ran in the layer context. "" when they
 // agree, or when either text is not a sidecar that passes check_sidecar (the gate then has the
 // rows' columns only); else one line naming the key and both values, e.g. "cur.csv.json:
 // settings.hot_inputs is true, base.csv.json's is false".

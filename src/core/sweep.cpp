@@ -321,9 +321,10 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   RunSettings s;
   if (!n) return s;
   if (!n.IsMap()) fail(source, n, "settings", "expected a mapping");
-  check_keys(source, n, "settings",
-             {"seed", "mode", "warmup", "min_samples", "min_time_s", "target_noise", "timeout_s",
-              "launches_per_sample", "l2_flush", "rotate", "hot_inputs", "timer"});
+  check_keys(
+      source, n, "settings",
+      {"seed", "mode", "warmup", "min_samples", "min_time_s", "target_noise", "timeout_s",
+       "launches_per_sample", "l2_flush", "rotate", "hot_inputs", "timer", "context", "layer_mib"});
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
     if (!v.IsScalar() || !parse_uint64(v.Scalar(), s.seed))
@@ -355,6 +356,15 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   }
   if (n["hot_inputs"]) s.hot_inputs = boolean(source, n["hot_inputs"], "settings.hot_inputs");
   if (n["timer"]) s.timer = enum_value<Timer>(source, n["timer"], "settings.timer");
+  if (n["context"]) s.context = enum_value<Context>(source, n["context"], "settings.context");
+  if (n["layer_mib"])
+    s.layer_mib =
+        static_cast<int>(positive_int(source, n["layer_mib"], "settings.layer_mib", kMaxLayerMib));
+  try {
+    resolve_context(s);
+  } catch (const std::invalid_argument& e) {
+    fail(source, n["hot_inputs"], "settings.hot_inputs", e.what());
+  }
   if (s.timer == Timer::cupti && s.mode != TimingMode::graph)
     fail(
         source, n["timer"] ? n["timer"] : n, "settings.timer",
@@ -463,6 +473,14 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
 }
 
 }  // namespace
+
+void resolve_context(RunSettings& s) {
+  if (s.hot_inputs && s.context == Context::back_to_back) s.context = Context::after_producer;
+  if (s.hot_inputs && s.context != Context::after_producer)
+    throw std::invalid_argument("hot_inputs is the after_producer context, not " +
+                                std::string(to_string(s.context)));
+  if (s.context == Context::after_producer) s.hot_inputs = true;
+}
 
 int parse_rotate(const std::string& text) {
   if (text == "auto") return kRotateAuto;

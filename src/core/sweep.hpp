@@ -44,7 +44,19 @@ struct RunSettings {
       1;  // buffer sets per case, launch i uses set i mod N; kRotateAuto: core/rotation.hpp
   bool hot_inputs = false;  // a producer kernel writes each set's inputs right before its launch
   Timer timer = Timer::events;  // what reads a replay's time; cupti: graph mode only
+  // What runs before each launch; after_producer is hot_inputs (resolve_context keeps the two
+  // in step).
+  Context context = Context::back_to_back;
+  int layer_mib = 48;  // context layer: MiB of weights its predecessor reads
 };
+
+inline constexpr int kMaxLayerMib = 65536;
+
+// Keeps settings.hot_inputs and settings.context in step: hot_inputs is the after_producer
+// context, so hot_inputs true makes a back_to_back context after_producer, and an
+// after_producer context sets hot_inputs. Throws std::invalid_argument ("hot_inputs is the
+// after_producer context, not cold") when hot_inputs is true beside another context.
+void resolve_context(RunSettings& s);
 
 // Limits shared by the YAML keys and the CLI flags.
 inline constexpr int kMaxWarmup = 100000;

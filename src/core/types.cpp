@@ -124,6 +124,16 @@ struct Names<Timer> {
       {Timer::cupti, "cupti"},
   }};
 };
+template <>
+struct Names<Context> {
+  static constexpr std::string_view kind = "context";
+  static constexpr std::array<std::pair<Context, std::string_view>, 4> table{{
+      {Context::back_to_back, "back_to_back"},
+      {Context::cold, "cold"},
+      {Context::after_producer, "after_producer"},
+      {Context::layer, "layer"},
+  }};
+};
 
 template <>
 struct Names<Inject> {
@@ -163,6 +173,7 @@ std::string_view to_string(Inject v) { return name_of(v); }
 std::string_view to_string(TimingMode v) { return name_of(v); }
 std::string_view to_string(L2Flush v) { return name_of(v); }
 std::string_view to_string(Timer v) { return name_of(v); }
+std::string_view to_string(Context v) { return name_of(v); }
 
 template <class E>
 std::string joined_names() {
@@ -209,6 +220,7 @@ KVBENCH_INSTANTIATE(Inject)
 KVBENCH_INSTANTIATE(TimingMode)
 KVBENCH_INSTANTIATE(L2Flush)
 KVBENCH_INSTANTIATE(Timer)
+KVBENCH_INSTANTIATE(Context)
 #undef KVBENCH_INSTANTIATE
 
 std::size_t size_of(DType t) {

@@ -55,6 +55,11 @@ enum class L2Flush { read, memset };
 // CUDA events around the replay, divided by its launches; cupti: each kernel's own start and end
 // from the CUPTI Activity API (graph mode only).
 enum class Timer { events, cupti };
+// What runs right before each timed launch (docs/measurement.md, "Contexts"). back_to_back:
+// nothing (the launches follow each other); cold: an L2 flush; after_producer: a kernel
+// rewriting the case's inputs (settings.hot_inputs); layer: a kernel streaming
+// settings.layer_mib of weights, then the producer. The predecessor is not counted.
+enum class Context { back_to_back, cold, after_producer, layer };
 
 std::string_view to_string(DType v);
 std::string_view to_string(Kernel v);
@@ -69,6 +74,7 @@ std::string_view to_string(Inject v);
 std::string_view to_string(TimingMode v);
 std::string_view to_string(L2Flush v);
 std::string_view to_string(Timer v);
+std::string_view to_string(Context v);
 
 // from_string<E>("bf16") -> E; throws std::invalid_argument("unknown dtype 'x' (expected one of
 // f32, f16, ...)").

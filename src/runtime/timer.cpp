@@ -293,6 +293,18 @@ Measurement measure(const Launch& launch, cudaStream_t stream, const RunSettings
                  s);
 }
 
+Launch l2_flush_launch(L2Flush method) {
+  const L2Flusher* flusher = &engine().flush_buffer();
+  return [flusher, method](cudaStream_t stream) {
+    try {
+      flusher->flush(method, stream);
+      return cudaSuccess;
+    } catch (const CudaError& e) {
+      return e.code();
+    }
+  };
+}
+
 RunSettings floor_settings(const RunSettings& run) {
   RunSettings s = run;
   s.warmup = std::max(s.warmup, 10);

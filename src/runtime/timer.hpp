@@ -80,6 +80,10 @@ std::vector<LaunchFloor> measure_launch_floor(const RunSettings& settings,
 // The floor's sampling: the run's settings, raised to at least these.
 RunSettings floor_settings(const RunSettings& run);
 
+// A launch of the engine's L2 flush (cold mode's, `method`), its buffer allocated now, so that
+// it can be captured in a graph: the cold context's predecessor.
+Launch l2_flush_launch(L2Flush method);
+
 // Keeps every SM busy for `seconds` (the clock probe kernel, back to back) and returns the SM
 // clock read at its end, MHz (0: unknown).
 double settle_clocks(double seconds);
