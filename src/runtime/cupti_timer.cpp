@@ -22,7 +22,6 @@ struct Api {
   CUptiResult(CUPTIAPI* register_callbacks)(CUpti_BuffersCallbackRequestFunc,
                                             CUpti_BuffersCallbackCompleteFunc) = nullptr;
   CUptiResult(CUPTIAPI* enable)(CUpti_ActivityKind) = nullptr;
-  CUptiResult(CUPTIAPI* disable)(CUpti_ActivityKind) = nullptr;
   CUptiResult(CUPTIAPI* flush_all)(uint32_t) = nullptr;
   CUptiResult(CUPTIAPI* next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
   CUptiResult(CUPTIAPI* dropped)(CUcontext, uint32_t, size_t*) = nullptr;
@@ -97,7 +96,6 @@ std::string load(std::string& library) {
         {sym(api.register_callbacks, "cuptiActivityRegisterCallbacks"),
          "cuptiActivityRegisterCallbacks"},
         {sym(api.enable, "cuptiActivityEnable"), "cuptiActivityEnable"},
-        {sym(api.disable, "cuptiActivityDisable"), "cuptiActivityDisable"},
         {sym(api.flush_all, "cuptiActivityFlushAll"), "cuptiActivityFlushAll"},
         {sym(api.next_record, "cuptiActivityGetNextRecord"), "cuptiActivityGetNextRecord"},
         {sym(api.dropped, "cuptiActivityGetNumDroppedRecords"),
@@ -151,20 +149,16 @@ CuptiTimer* CuptiTimer::get() {
 std::string CuptiTimer::unavailable_reason() { return reason(); }
 
 void CuptiTimer::start() {
-  if (enabled_) return;
-  const CUptiResult r = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (r != CUPTI_SUCCESS)
-    throw CudaError(cudaErrorUnknown, "cupti timer: cuptiActivityEnable: " + result_text(r));
-  enabled_ = true;
+  if (!enabled_) {
+    const CUptiResult r = api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (r != CUPTI_SUCCESS)
+      throw CudaError(cudaErrorUnknown, "cupti timer: cuptiActivityEnable: " + result_text(r));
+    enabled_ = true;
+  }
   take();  // nothing from before
 }
 
-void CuptiTimer::stop() {
-  if (!enabled_) return;
-  api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  enabled_ = false;
-  take();
-}
+void CuptiTimer::stop() { take(); }
 
 std::vector<KernelRecord> CuptiTimer::take() {
   api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

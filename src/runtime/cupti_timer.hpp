@@ -32,7 +32,10 @@ class CuptiTimer {
   static CuptiTimer* get();
   static std::string unavailable_reason();
 
-  // Kernel records are collected between start() and stop() (each kernel of the process).
+  // start() turns kernel records on, for every kernel of the process, and drops those held;
+  // they stay on from the first start() to the process's end (turning CUPTI's activity off and
+  // on around each case is a path profilers have seen lose graph kernels). stop() drops the
+  // records held.
   void start();
   void stop();
   // The records of kernels that have finished since the previous take() (or start()). Call after

@@ -169,6 +169,8 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
   // The cupti timer, when asked for and loadable: graph mode only (settings refuse the others).
   CuptiTimer* cupti =
       s.mode == TimingMode::graph && s.timer == Timer::cupti ? CuptiTimer::get() : nullptr;
+  // Collecting from before the graph is captured and instantiated, so CUPTI sees it made.
+  if (cupti) cupti->start();
   std::size_t graph_kernels = 0;
   const GraphExec exec =
       s.mode == TimingMode::graph ? capture(w, stream, n, &graph_kernels) : GraphExec();
@@ -190,15 +192,13 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
     }
   };
 
-  // Kernel records are collected from the first warm-up window to the last sample; the warm-up's
-  // are thrown away.
+  // Kernel records of the warm-up (and of anything before it) are thrown away.
   struct CollectGuard {
     CuptiTimer* t;
     ~CollectGuard() {
       if (t) t->stop();
     }
   } collect{cupti};
-  if (cupti) cupti->start();
   for (int i = 0; i < s.warmup; ++i) window_ms(e, stream, s, body);
   if (cupti) cupti->take();
   std::vector<ReplayTiming> replays;
