@@ -52,7 +52,7 @@ import matplotlib.ticker as mticker  # noqa: E402
 
 import kvbench_schema  # noqa: E402
 
-SCHEMA_VERSIONS = ("1", "2")  # 2 adds buffer_sets; schema-1 rows timed one set
+SCHEMA_VERSIONS = ("1", "2", "3")  # 2 adds buffer_sets (schema-1 rows timed one set), 3 context
 
 
 def case_columns():

@@ -48,7 +48,7 @@ PAD = 16           # extra elements per stride in `strides: padded` (src/ops/*/o
 SGLANG_V = 128     # V head size after NOPE in kv_b_proj's output (`strides: sglang`)
 SGLANG_LORA = 512  # kv_lora_rank: the latent is 512 + ROPE wide
 INT32_MAX = 2**31 - 1
-SCHEMA_VERSION = "2"       # kvbench's result CSV schema; 2 adds buffer_sets
+SCHEMA_VERSION = "3"       # kvbench's result CSV schema; 2 adds buffer_sets, 3 context
 L2_MULTIPLE = 3.0          # rotate auto: the sets together exceed this many times L2
 DEVICE_FRACTION = 0.8      # of the free device memory the sets may take
 MAX_BUFFER_SETS = 4096     # kvbench's kMaxBufferSets
@@ -243,6 +243,7 @@ def make_row(case, status, device, git_sha, reason="", mismatches=0, written_tok
                buffer_sets=buffer_sets, device=device, git_sha=git_sha)
     if stats:
         row["mode"] = "graph"
+        row["context"] = "back_to_back"
         row["samples"] = stats["samples"]
         if launches:
             row["launches_per_sample"] = launches

@@ -89,7 +89,7 @@ TEST(Csv, HeaderIsSnakeCaseWithSchemaVersionFirst) {
 TEST(Csv, PassedRowHasEveryColumn) {
   const std::string line = csv_line(passed_row());
   EXPECT_EQ(split(line).size(), csv_columns().size());
-  EXPECT_EQ(field(line, "schema_version"), "2");
+  EXPECT_EQ(field(line, "schema_version"), "3");
   EXPECT_EQ(field(line, "buffer_sets"), "1");
   EXPECT_EQ(field(line, "kernel"), "reshape_and_cache_flash");
   EXPECT_EQ(field(line, "status"), "passed");
@@ -308,6 +308,7 @@ Row cache_row() {
   r.bytes = 8192;
   r.mode = TimingMode::cold;
   r.buffer_sets = 3;
+  r.context = Context::layer;
   r.timed = true;
   r.stats = {7, 1.5, 1.75, 1.25, 2.5, 1.375, 2.125, 0.0225, 0.008};
   r.launches_per_sample = 1;
@@ -388,8 +389,8 @@ TEST(Csv, ReaderNamesTheColumnAndValueItRefuses) {
   f[index(Col::mismatches)] = "-1";
   EXPECT_EQ(refusal(f), "mismatches '-1' is not an integer");
   f = split_csv(csv_line(cache_row()));
-  f[index(Col::schema_version)] = "3";
-  EXPECT_EQ(refusal(f), "schema_version '3' is not 2 (this build's rows)");
+  f[index(Col::schema_version)] = "4";
+  EXPECT_EQ(refusal(f), "schema_version '4' is not 3 (this build's rows)");
   f.pop_back();
   EXPECT_EQ(refusal(f), "a row of " + std::to_string(kColumnCount - 1) + " fields, not " +
                             std::to_string(kColumnCount));

@@ -222,9 +222,24 @@ TEST(Gate, RowsTimedDifferentlyAreRefused) {
     EXPECT_STREQ(e.what(),
                  "timing mismatch: cur.csv:2 was timed in graph mode over 61 buffer sets, its "
                  "baseline row base.csv:2 in graph mode over 1 buffer set; rows timed "
-                 "differently are not compared (run with the baseline's settings.mode and "
-                 "settings.rotate)");
+                 "differently are not compared (run with the baseline's settings.mode, "
+                 "settings.rotate and settings.context)");
   }
+  // The context: a row of another is refused, a row of none (schemas 1 and 2) matches any.
+  auto after = one, cold_context = one;
+  after.context = "after_producer";
+  cold_context.context = "cold";
+  try {
+    run_gate(table({after}, "base.csv"), table({cold_context}, "cur.csv"), {});
+    ADD_FAILURE() << "context cold judged against after_producer";
+  } catch (const GateError& e) {
+    EXPECT_NE(std::string(e.what()).find("cur.csv:2 was timed in graph mode over 1 buffer set in "
+                                         "context cold, its baseline row base.csv:2 in graph mode "
+                                         "over 1 buffer set in context after_producer"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(only_verdict(run_gate(base, table({after}), {})), Verdict::same);
   EXPECT_THROW(run_gate(base, table({cold}), {}), GateError);
   // An untimed row is not judged, so it cannot mismatch; a row without a mode matches any.
   EXPECT_EQ(only_verdict(run_gate(base, table({untimed}), {})), Verdict::incorrect);
@@ -350,7 +365,10 @@ TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
   expect_error("bad_type.csv", "bad_type.csv:4: column 'median_us': 'fast'");
   expect_error("missing_column.csv", "missing_column.csv:1: missing column 'p90_us'");
   expect_error("truncated.csv", "truncated.csv:6: too few columns");
-  expect_error("schema3.csv", "schema3.csv:2: column 'schema_version': '3'");
+  expect_error("schema4.csv", "schema4.csv:2: column 'schema_version': '4'");
+  expect_error("context_bad.csv",
+               "context_bad.csv:2: column 'context': unknown context 'warm' (expected one of "
+               "back_to_back, cold, after_producer, layer)");
   expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
 }
 

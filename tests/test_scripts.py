@@ -81,8 +81,8 @@ class Plot(unittest.TestCase):
                              out_dir=OUT)
 
     def test_bad_input(self):
-        with self.assertRaisesRegex(plot.InputError, r"schema3.csv:2: schema_version '3'"):
-            plot.read_rows(os.path.join(DATA, "gate", "schema3.csv"))
+        with self.assertRaisesRegex(plot.InputError, r"schema4.csv:2: schema_version '4'"):
+            plot.read_rows(os.path.join(DATA, "gate", "schema4.csv"))
         with self.assertRaisesRegex(plot.InputError, r"empty.csv:1: missing column 'schema_version'"):
             plot.read_rows(os.path.join(DATA, "gate", "empty.csv"))
         with self.assertRaisesRegex(plot.InputError, r"truncated.csv:6: too few columns"):
@@ -448,7 +448,8 @@ class TritonBaselineCpu(unittest.TestCase):
         rows = plot.read_rows(path)
         self.assertEqual([r["variant"] for r in rows], ["triton", "triton"])
         self.assertEqual(rows[0]["median_us"], "3.025")
-        self.assertEqual((rows[0]["schema_version"], rows[0]["buffer_sets"]), ("2", "61"))
+        self.assertEqual((rows[0]["schema_version"], rows[0]["buffer_sets"]), ("3", "61"))
+        self.assertEqual((rows[0]["context"], rows[1]["context"]), ("back_to_back", ""))
         self.assertEqual(rows[1]["buffer_sets"], "1")
         done = subprocess.run([KVBENCH, "compare", path, path], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)

@@ -56,6 +56,7 @@ constexpr std::string_view to_string(ColumnRole role) {
   X(bytes, result)                   \
   X(mode, result)                    \
   X(buffer_sets, result)             \
+  X(context, result)                 \
   X(samples, result)                 \
   X(launches_per_sample, result)     \
   X(converged, result)               \

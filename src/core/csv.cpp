@@ -183,6 +183,13 @@ constexpr Codec kCodecs[] = {
        if (!v.empty()) p.row.mode = from_string<TimingMode>(v);
      }},
     {Col::buffer_sets, row_value<&Row::buffer_sets>, read_row<&Row::buffer_sets>},
+    {Col::context,
+     [](const Row& r, const OpColumns&) {
+       return r.context ? std::string(to_string(*r.context)) : std::string();
+     },
+     [](std::string_view, const std::string& v, Parts& p) {
+       if (!v.empty()) p.row.context = from_string<Context>(v);
+     }},
     {Col::samples,
      [](const Row& r, const OpColumns&) {
        return r.timed ? std::to_string(r.stats.samples) : std::string();

@@ -16,7 +16,8 @@
 namespace kvbench {
 
 // 2: the buffer_sets column (1 adds nothing else; readers take schema-1 rows as buffer_sets 1).
-inline constexpr int kSchemaVersion = 2;
+// 3: the context column (readers take rows of schemas 1 and 2 as of no stated context).
+inline constexpr int kSchemaVersion = 3;
 
 struct Row {
   Case c;
@@ -27,6 +28,7 @@ struct Row {
   std::int64_t bytes = 0;          // logical bytes of SPEC.md §4
   std::optional<TimingMode> mode;  // unset when not timed
   int buffer_sets = 1;             // independent buffer sets validated and timed (settings.rotate)
+  std::optional<Context> context;  // what ran before each timed launch; unset when not timed
   bool timed = false;
   Stats stats;
   int launches_per_sample = 0;         // launches per timed window

@@ -30,11 +30,14 @@ std::string key_text(const ResultRow& row) {
 // buffer sets". A row without a mode column (hand-written CSVs) matches any mode.
 std::string timing_text(const ResultRow& r) {
   return (r.mode.empty() ? std::string() : "in " + r.mode.str() + " mode ") + "over " +
-         std::to_string(r.buffer_sets) + " buffer set" + (r.buffer_sets == 1 ? "" : "s");
+         std::to_string(r.buffer_sets) + " buffer set" + (r.buffer_sets == 1 ? "" : "s") +
+         (r.context.empty() ? std::string() : " in context " + r.context.str());
 }
 
+// A row of no stated mode or context (an older schema, a hand-written CSV) matches any.
 bool timed_alike(const ResultRow& a, const ResultRow& b) {
-  return a.buffer_sets == b.buffer_sets && (a.mode.empty() || b.mode.empty() || a.mode == b.mode);
+  return a.buffer_sets == b.buffer_sets && (a.mode.empty() || b.mode.empty() || a.mode == b.mode) &&
+         (a.context.empty() || b.context.empty() || a.context == b.context);
 }
 
 bool is_failure(Status s) {
@@ -259,7 +262,7 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                     (timed_apart > 1 ? " (and " + std::to_string(timed_apart - 1) + " more rows)"
                                      : std::string()) +
                     "; rows timed differently are not compared (run with the baseline's "
-                    "settings.mode and settings.rotate)");
+                    "settings.mode, settings.rotate and settings.context)");
 
   GateReport rep;
   rep.baseline_path = baseline.path;

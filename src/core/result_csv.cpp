@@ -58,17 +58,18 @@ enum Other : std::size_t {
   kWrittenCol,
   kSetsCol,
   kModeCol,
+  kContextCol,
   kOtherCount
 };
 constexpr std::array<Col, kOtherCount> kOtherColumns = {
-    Col::schema_version, Col::status,         Col::reason,      Col::median_us,
-    Col::p10_us,         Col::p90_us,         Col::device,      Col::device_uuid,
-    Col::bytes,          Col::written_tokens, Col::buffer_sets, Col::mode};
+    Col::schema_version, Col::status, Col::reason,      Col::median_us, Col::p10_us,
+    Col::p90_us,         Col::device, Col::device_uuid, Col::bytes,     Col::written_tokens,
+    Col::buffer_sets,    Col::mode,   Col::context};
 // Read when present (the gate's board note, `kvbench bounds`' byte split, how a row was timed),
 // not required. buffer_sets is required of schema-2 rows (read_lines checks it per row).
 bool optional_column(std::size_t other) {
   return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol ||
-         other == kModeCol;
+         other == kModeCol || other == kContextCol;
 }
 // The name of a case-key column by its place in the key, and of the other columns.
 const std::string& axis_name(std::size_t axis) { return case_columns()[axis]; }
@@ -300,7 +301,7 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
   const std::string schema = std::to_string(kSchemaVersion);
   // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
   // column skips the interning table's lookup.
-  std::array<std::pair<std::string, Text>, AxisValues::kCount + 4> last;
+  std::array<std::pair<std::string, Text>, AxisValues::kCount + 5> last;
   const auto intern = [&last](std::size_t slot, const std::string& v) {
     auto& [text, id] = last[slot];
     if (text != v || (id.empty() && !v.empty())) {
@@ -316,7 +317,7 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     const std::string at = where(path, src.number());
     const std::size_t n = split(line, f, at);
     if (n > other_pos[kSchemaCol] && f[other_pos[kSchemaCol]] != "1" &&
-        f[other_pos[kSchemaCol]] != schema)
+        f[other_pos[kSchemaCol]] != "2" && f[other_pos[kSchemaCol]] != schema)
       throw ResultCsvError(at + "column '" + other_name(kSchemaCol) + "': '" +
                            f[other_pos[kSchemaCol]] + "', but this kvbench reads schemas 1 to " +
                            schema);
@@ -367,7 +368,7 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     row.written_tokens = integer(field(kWrittenCol), at, other_name(kWrittenCol));
     // Schema 1 has no buffer_sets: one set, as every schema-1 run timed. Schema 2 has the column,
     // and a timed row of it says how many sets it was timed over (the gate keeps counts apart).
-    const bool schema2 = f[other_pos[kSchemaCol]] == "2";
+    const bool schema2 = f[other_pos[kSchemaCol]] != "1";  // 2 or later
     if (schema2 && other_pos[kSetsCol] == kNone)
       throw ResultCsvError(where(path, 1) + "missing column '" + other_name(kSetsCol) +
                            "' in the header (schema 2 has it)");
@@ -390,6 +391,16 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       throw ResultCsvError(at + "column '" + other_name(kModeCol) + "': empty in a timed row");
     }
     row.mode = intern(AxisValues::kCount + 3, mode);
+    // What ran before each timed launch (schema 3): a context name, or empty in an untimed row.
+    const std::string& context = field(kContextCol);
+    if (!context.empty()) {
+      try {
+        from_string<Context>(context);
+      } catch (const std::invalid_argument& e) {
+        throw ResultCsvError(at + "column '" + other_name(kContextCol) + "': " + e.what());
+      }
+    }
+    row.context = intern(AxisValues::kCount + 4, context);
     table.rows.push_back(std::move(row));
   }
   if (!missing.empty()) throw missing_column(missing);

@@ -95,6 +95,7 @@ struct ResultRow {
   std::optional<std::int64_t> bytes, written_tokens;  // unset when the column is absent or empty
   int buffer_sets = 1;  // schema 2's column; schema-1 rows timed one set
   Text mode;            // the `mode` column: how the row was timed; empty when untimed
+  Text context;         // schema 3's `context` column; empty when untimed or of an older schema
   unsigned line = 0;    // line in its file
 };
 

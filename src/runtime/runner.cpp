@@ -92,6 +92,7 @@ void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int s
   row.sm_clock_mhz = m.sm_clock_mhz;
   row.timed = true;
   row.mode = settings.mode;
+  row.context = settings.context;
   row.status = Status::passed;
 }
 
