@@ -172,8 +172,9 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
   // Collecting from before the graph is captured and instantiated, so CUPTI sees it made.
   if (cupti) cupti->start();
   std::size_t graph_kernels = 0;
-  const GraphExec exec =
-      s.mode == TimingMode::graph ? capture(w, stream, n, &graph_kernels) : GraphExec();
+  const GraphExec exec = s.mode == TimingMode::graph
+                             ? capture(w, stream, n, cupti ? &graph_kernels : nullptr)
+                             : GraphExec();
   ReplayShape shape;
   if (cupti) {
     shape = replay_shape(w, stream, n, graph_kernels);
