@@ -8,6 +8,7 @@
 #include "core/operation.hpp"
 #include "ops/cache_write/operation.hpp"
 #include "ops/concat_mla_k/operation.hpp"
+#include "ops/mla_cache/operation.hpp"
 
 namespace kvbench::testing_support {
 
@@ -31,9 +32,21 @@ inline Case cache_case(std::int64_t T, std::int64_t H, std::int64_t D, std::int6
   return c;
 }
 
+inline Case mla_case(std::int64_t T, std::int64_t L = 512, std::int64_t R = 64,
+                     std::int64_t BS = 64) {
+  Case c = operation(Kernel::concat_and_cache_mla).default_case();
+  c.num_tokens = T;
+  params_of<MlaCacheParams>(c).lora_rank = L;
+  params_of<MlaCacheParams>(c).rope_dim = R;
+  params_of<MlaCacheParams>(c).block_size = BS;
+  return c;
+}
+
 // The operation's parameters of a test case, for the fields a test sets.
 inline ConcatParams& concat_params(Case& c) { return params_of<ConcatParams>(c); }
 inline CacheWriteParams& cache_params(Case& c) { return params_of<CacheWriteParams>(c); }
+inline MlaCacheParams& mla_params(Case& c) { return params_of<MlaCacheParams>(c); }
+inline const MlaCacheParams& mla_params(const Case& c) { return params_of<MlaCacheParams>(c); }
 inline const ConcatParams& concat_params(const Case& c) { return params_of<ConcatParams>(c); }
 inline const CacheWriteParams& cache_params(const Case& c) {
   return params_of<CacheWriteParams>(c);

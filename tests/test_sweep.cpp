@@ -151,9 +151,23 @@ TEST(SweepErrors, NameTheKeyPathAndPosition) {
             "bf16, fp8_e4m3, fp8_e5m2)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: flash_attn\n"),
             "t.yaml:2:13: sweeps[0].kernel: unknown kernel 'flash_attn' (expected one of "
-            "concat_and_cast_mha_k, reshape_and_cache_flash)");
+            "concat_and_cast_mha_k, reshape_and_cache_flash, concat_and_cache_mla)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {swa: maybe}\n"),
             "t.yaml:3:17: sweeps[0].axes.swa: expected true or false, got 'maybe'");
+}
+
+// concat_and_cache_mla refuses the shared enums' values it has no use for, naming why.
+TEST(SweepErrors, MlaCacheRefusesOtherOperationsValues) {
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {scale: per_head}\n"),
+            "t.yaml:3:19: sweeps[0].axes.scale: concat_and_cache_mla has one head: scale none or "
+            "per_tensor");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {slots: skip}\n"),
+            "t.yaml:3:19: sweeps[0].axes.slots: concat_and_cache_mla has no skip slot (slots "
+            "random, contiguous or padded)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {num_heads: 2}\n"),
+            "t.yaml:3:12: sweeps[0].axes.num_heads: unknown key (expected one of in_dtype, "
+            "out_dtype, scale, strides, slots, lora_rank, rope_dim, block_size, num_tokens, "
+            "variant, inject)");
 }
 
 TEST(SweepErrors, StructureAndSyntax) {
@@ -164,7 +178,7 @@ TEST(SweepErrors, StructureAndSyntax) {
   EXPECT_EQ(error_of("sweeps: []\n"), "t.yaml:1:9: sweeps: expected a non-empty list of sweeps");
   EXPECT_EQ(error_of("sweeps:\n  - axes: {}\n"),
             "t.yaml:2:5: sweeps[0].kernel: missing (expected one of concat_and_cast_mha_k, "
-            "reshape_and_cache_flash)");
+            "reshape_and_cache_flash, concat_and_cache_mla)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {num_tokens: []}\n"),
             "t.yaml:3:24: sweeps[0].axes.num_tokens: empty list");
 }

@@ -7,6 +7,7 @@
 #include "core/operation.hpp"
 #include "ops/cache_write/operation.hpp"
 #include "ops/concat_mla_k/operation.hpp"
+#include "ops/mla_cache/operation.hpp"
 
 namespace kvbench {
 
@@ -15,6 +16,7 @@ const std::vector<const Operation*>& operations() {
     std::vector<const Operation*> v = {
         &concat_operation(),
         &cache_write_operation(),
+        &mla_cache_operation(),
     };
     for (std::size_t i = 0; i < v.size(); ++i)
       if (v[i]->kernel() != all_values<Kernel>().at(i))

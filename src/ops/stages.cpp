@@ -3,6 +3,7 @@
 #include "ops/cache_write/stages.hpp"
 
 #include "ops/concat_mla_k/stages.hpp"
+#include "ops/mla_cache/stages.hpp"
 #include "runtime/case_sets.hpp"
 
 namespace kvbench::stages {
@@ -15,6 +16,8 @@ std::unique_ptr<CaseSets> make_case_sets(const Case& c, std::uint64_t seed,
       return concat_sets(c, seed, options, override_launch, row);
     case Kernel::cache_write:
       return cache_write_sets(c, seed, options, override_launch, row);
+    case Kernel::concat_and_cache_mla:
+      return mla_cache_sets(c, seed, options, override_launch, row);
   }
   return nullptr;
 }

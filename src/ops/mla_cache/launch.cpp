@@ -1,0 +1,39 @@
+#include "ops/mla_cache/launch.hpp"
+
+namespace kvbench {
+
+kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
+                                     const MlaCacheBuffers& b) {
+  const MlaCacheParams& p = params_of<MlaCacheParams>(c);
+  const std::size_t guard_bytes = static_cast<std::size_t>(g.guard_elems) * size_of(c.out_dtype);
+  kernels::MlaCacheArgs a{};
+  a.kv_c = b.kv_c;
+  a.k_pe = b.k_pe;
+  a.slot_mapping = b.slot_mapping;
+  a.scale = b.scale;
+  a.cache = static_cast<unsigned char*>(b.cache) + guard_bytes;
+  a.num_tokens = c.num_tokens;
+  a.lora_rank = p.lora_rank;
+  a.rope_dim = p.rope_dim;
+  a.block_size = p.block_size;
+  a.kv_c_s0 = g.kv_c_s0;
+  a.k_pe_s0 = g.k_pe_s0;
+  a.block_stride = g.block_stride;
+  a.entry_stride = g.entry_stride;
+  a.in_dtype = c.in_dtype;
+  a.out_dtype = c.out_dtype;
+  return a;
+}
+
+CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device) {
+  const bool scaled = params_of<MlaCacheParams>(c).scale != ScaleMode::none;
+  const MlaCacheBuffers b{plan_allocation<void>(0), plan_allocation<void>(1),
+                          plan_allocation<std::int64_t>(2),
+                          scaled ? plan_allocation<float>(3) : nullptr, plan_allocation<void>(4)};
+  const kernels::MlaCachePlan plan =
+      kernels::plan_mla_cache(mla_cache_args(c, mla_cache_geometry(c), b), c.variant, device);
+  return {kernels::to_string(plan, c.in_dtype),
+          plan.error.empty() ? plan_key(plan, c.in_dtype) : ""};
+}
+
+}  // namespace kvbench

@@ -1,0 +1,26 @@
+// concat_and_cache_mla: case -> kernel arguments -> launch plan (kernels/mla_cache/plan.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/mla_cache/plan.hpp"
+#include "ops/launch.hpp"
+#include "ops/mla_cache/operation.hpp"
+
+namespace kvbench {
+
+// Device buffers of a case, each where its allocation starts.
+struct MlaCacheBuffers {
+  const void* kv_c;
+  const void* k_pe;
+  const std::int64_t* slot_mapping;
+  const float* scale;  // nullptr without a scale
+  void* cache;         // [guard | cache | guard]
+};
+kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
+                                     const MlaCacheBuffers& b);
+
+// case_plan (ops/launch.hpp) of a concat_and_cache_mla case.
+CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device);
+
+}  // namespace kvbench

@@ -1,0 +1,301 @@
+// concat_and_cache_mla's Operation (core/operation.hpp) and its pure host functions.
+#include "ops/mla_cache/operation.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "core/checked.hpp"
+#include "core/inputs.hpp"
+#include "ops/cache_write/operation.hpp"
+
+namespace kvbench {
+namespace {
+
+constexpr std::int64_t kPad = 16;  // extra elements per stride in StrideMode::padded
+
+// Every size below goes through these: axes reach 2^31-1 each, their products do not fit.
+std::int64_t mul(std::int64_t a, std::int64_t b) { return checked_mul(a, b); }
+std::int64_t add(std::int64_t a, std::int64_t b) { return checked_add(a, b); }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return add(a, b - 1) / b; }
+
+std::uint64_t u(std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
+
+const MlaCacheParams& params(const Case& c) { return params_of<MlaCacheParams>(c); }
+
+std::string too_small(const char* what, std::int64_t stride, const char* extent_name,
+                      std::int64_t extent) {
+  return std::string(what) + " " + std::to_string(stride) + " < " + extent_name + " = " +
+         std::to_string(extent) + " (strides must cover the dense extent)";
+}
+
+std::string rel(const std::string& what, std::int64_t n) {
+  return what + " (+" + std::to_string(n) + ")";
+}
+
+class MlaCache final : public Operation {
+ public:
+  Kernel kernel() const override { return Kernel::concat_and_cache_mla; }
+
+  Case default_case() const override {
+    Case c;
+    c.kernel = Kernel::concat_and_cache_mla;
+    c.variant = Variant::optimized;
+    c.num_heads = 1;  // the latent cache has one head
+    c.params = MlaCacheParams{};
+    return c;
+  }
+
+  // num_tokens and variant vary fastest, so that one shape's token counts, and each case's
+  // variants, sit together in the output.
+  const std::vector<Axis>& axes() const override {
+    static const std::vector<Axis> axes = [] {
+      std::vector<Axis> a = {
+          header_axis("in_dtype", &Case::in_dtype),
+          header_axis("out_dtype", &Case::out_dtype),
+          param_axis("scale", &MlaCacheParams::scale),
+          header_axis("strides", &Case::strides),
+          param_axis("slots", &MlaCacheParams::slots),
+          param_axis("lora_rank", &MlaCacheParams::lora_rank),
+          param_axis("rope_dim", &MlaCacheParams::rope_dim),
+          param_axis("block_size", &MlaCacheParams::block_size),
+          header_axis("num_tokens", &Case::num_tokens),
+          header_axis("variant", &Case::variant),
+          header_axis("inject", &Case::inject),
+      };
+      a[2].refuse = [](const std::string& v) -> std::string {
+        return v == "per_head" ? "concat_and_cache_mla has one head: scale none or per_tensor" : "";
+      };
+      a[3].refuse = [](const std::string& v) -> std::string {
+        return v == "sglang" ? "'sglang' strides apply to concat_and_cast_mha_k only" : "";
+      };
+      a[4].refuse = [](const std::string& v) -> std::string {
+        return v == "skip" ? "concat_and_cache_mla has no skip slot (slots random, contiguous "
+                             "or padded)"
+                           : "";
+      };
+      return a;
+    }();
+    return axes;
+  }
+
+  // The variant (kernels/mla_cache/optimized.cu); the dtype pairs it takes are checked at
+  // admission (stages.cpp).
+  const std::vector<VariantInfo>& variants() const override {
+    static const std::vector<VariantInfo> v = {
+        {Variant::optimized, "whole latent rows per block in 16-byte vectors, one slot read a row",
+         nullptr},
+    };
+    return v;
+  }
+
+  std::string describe(const Case& c) const override {
+    const MlaCacheParams& p = params(c);
+    std::ostringstream os;
+    os << to_string(c.kernel) << ' ' << to_string(c.variant) << " T=" << c.num_tokens
+       << " L=" << p.lora_rank << " R=" << p.rope_dim << " BS=" << p.block_size << ' '
+       << to_string(c.in_dtype) << "->" << to_string(c.out_dtype)
+       << " strides=" << to_string(c.strides) << " scale=" << to_string(p.scale)
+       << " slots=" << to_string(p.slots);
+    if (c.inject != Inject::none) os << " inject=" << to_string(c.inject);
+    return os.str();
+  }
+
+  void check_sizes(const Case& c) const override {
+    mla_cache_geometry(c);
+    mla_cache_bytes(c, c.num_tokens);  // every token written
+  }
+
+  // One entry per written token.
+  std::int64_t output_elems(const Case& c, std::int64_t written) const override {
+    return mul(written, add(params(c).lora_rank, params(c).rope_dim));
+  }
+
+  // Host: inputs, expected and actual caches with guards, slots and their owners; device, per
+  // set: inputs, cache with guards, slot mapping, scale.
+  Footprint footprint(const Case& c) const override {
+    Footprint f;
+    const std::uint64_t in = size_of(c.in_dtype), out = size_of(c.out_dtype);
+    const MlaCacheGeometry g = mla_cache_geometry(c);
+    const std::uint64_t inputs = (u(g.kv_c_elems) + u(g.k_pe_elems)) * in;
+    const std::uint64_t output = (u(g.cache_elems) + 2 * u(g.guard_elems)) * out;
+    // slot_mapping [T], owners and check_slots' table [NB*BS], the draw pool [NB*BS] (int64).
+    const std::uint64_t slot_data = 8 * (u(c.num_tokens) + 3 * u(g.num_slots));
+    f.host_fixed = inputs + 2 * output + slot_data + 4;
+    f.device_per_set = inputs + output + 8 * u(c.num_tokens) + 4;
+    return f;
+  }
+
+  // head_dim holds L; the cache is one head's [NB, BS, L + R], NHD.
+  OpColumns columns(const Case& c) const override {
+    const MlaCacheParams& p = params(c);
+    OpColumns cols;
+    cols.head_dim = p.lora_rank;
+    cols.rope_dim = p.rope_dim;
+    cols.block_size = p.block_size;
+    cols.scale = p.scale;
+    cols.slots = p.slots;
+    return cols;
+  }
+  void set_columns(Case& c, const OpColumns& cols) const override {
+    MlaCacheParams& p = params_of<MlaCacheParams>(c);
+    p.lora_rank = cols.head_dim;
+    p.rope_dim = cols.rope_dim;
+    p.block_size = cols.block_size;
+    p.scale = cols.scale;
+    p.slots = cols.slots;
+  }
+};
+
+}  // namespace
+
+const Operation& mla_cache_operation() {
+  static const MlaCache op;
+  return op;
+}
+
+MlaCacheGeometry mla_cache_geometry(const Case& c) {
+  const MlaCacheParams& p = params(c);
+  const std::int64_t T = c.num_tokens, L = p.lora_rank, R = p.rope_dim, BS = p.block_size;
+  const std::int64_t pad = c.strides == StrideMode::padded ? kPad : 0;
+  MlaCacheGeometry g{};
+  g.kv_c_s0 = add(L, pad);
+  g.k_pe_s0 = add(R, pad);
+  g.kv_c_elems = mul(T, g.kv_c_s0);
+  g.k_pe_elems = mul(T, g.k_pe_s0);
+  g.entry_elems = add(L, R);
+  g.entry_stride = add(g.entry_elems, pad);
+  g.block_stride = add(mul(BS, g.entry_stride), pad);
+  // Room for every token plus slack, so some slots stay untouched and their canary is checked.
+  g.num_blocks = add(ceil_div(add(add(T, T / 8), 1), BS), 1);
+  g.num_slots = mul(g.num_blocks, BS);
+  g.cache_elems = mul(g.num_blocks, g.block_stride);
+  g.guard_elems = g.block_stride;
+  return g;
+}
+
+std::int64_t mla_cache_bytes(const Case& c, std::int64_t written) {
+  const auto in = static_cast<std::int64_t>(size_of(c.in_dtype));
+  const auto out = static_cast<std::int64_t>(size_of(c.out_dtype));
+  const std::int64_t entry = add(params(c).lora_rank, params(c).rope_dim);
+  return add(mul(8, c.num_tokens), mul(written, mul(entry, in + out)));
+}
+
+std::vector<std::int64_t> make_mla_slots(const Case& c, const MlaCacheGeometry& g,
+                                         std::uint64_t seed) {
+  const std::int64_t T = c.num_tokens;
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(T));
+  if (params(c).slots == SlotPattern::contiguous) {
+    const std::int64_t start = std::min<std::int64_t>(3, g.num_slots - T);  // starts mid-block
+    std::iota(slots.begin(), slots.end(), start);
+    return slots;
+  }
+  // Distinct draws from [0, NB*BS): a partial Fisher-Yates shuffle.
+  std::uint64_t state = seed ^ 0x3ca1'3ca1'3ca1'3ca1ull;
+  std::vector<std::int64_t> pool(static_cast<std::size_t>(g.num_slots));
+  std::iota(pool.begin(), pool.end(), 0);
+  for (std::int64_t i = 0; i < T; ++i) {
+    const auto left = static_cast<std::uint64_t>(g.num_slots - i);
+    std::swap(pool[i], pool[i + static_cast<std::int64_t>(splitmix64(state) % left)]);
+    slots[static_cast<std::size_t>(i)] = pool[i];
+  }
+  if (params(c).slots == SlotPattern::padded)
+    for (std::int64_t t = 7; t < T; t += 8) slots[static_cast<std::size_t>(t)] = -1;
+  return slots;
+}
+
+std::int64_t written_tokens(const std::vector<std::int64_t>& slots) {
+  return std::count_if(slots.begin(), slots.end(), [](std::int64_t s) { return s >= 0; });
+}
+
+std::string check_mla_slots(const std::vector<std::int64_t>& slots, const MlaCacheGeometry& g) {
+  SlotData s;
+  s.slot_mapping = slots;
+  CacheGeometry cache{};
+  cache.num_slots = g.num_slots;
+  cache.skip_slot = -1;
+  return check_slots(s, cache);
+}
+
+std::string check_mla_strides(const Case& c, const MlaCacheGeometry& g) {
+  const MlaCacheParams& p = params(c);
+  const std::int64_t L = p.lora_rank, R = p.rope_dim, BS = p.block_size;
+  if (g.kv_c_s0 < L) return too_small("kv_c token stride", g.kv_c_s0, "L", L);
+  if (g.k_pe_s0 < R) return too_small("k_pe token stride", g.k_pe_s0, "R", R);
+  if (g.entry_stride < L + R) return too_small("cache entry stride", g.entry_stride, "L+R", L + R);
+  if (g.block_stride < (BS - 1) * g.entry_stride + L + R)
+    return too_small("cache block stride", g.block_stride, "(BS-1)*entry stride + L+R",
+                     (BS - 1) * g.entry_stride + L + R);
+  return "";
+}
+
+std::string inject_mla(const Case& c, MlaCacheGeometry& g, std::vector<std::int64_t>& slots,
+                       std::vector<float>& scale) {
+  const std::string name = "this injection";
+  std::vector<std::size_t> written;
+  for (std::size_t t = 0; t < slots.size(); ++t)
+    if (slots[t] >= 0) written.push_back(t);
+  // The token to corrupt: a written one from the middle, so the check must scan to find it.
+  const std::size_t victim = written.empty() ? 0 : written[written.size() / 2];
+  switch (c.inject) {
+    case Inject::none:
+      return "";
+    case Inject::slot_out_of_range:
+      if (written.empty()) return name + " needs a written token";
+      slots[victim] = g.num_slots;
+      return "";
+    case Inject::duplicate_slot:
+      if (written.size() < 2) return name + " needs two written tokens";
+      slots[victim == written.front() ? written.back() : victim] = slots[written.front()];
+      return "";
+    case Inject::zero_scale:
+    case Inject::negative_scale:
+    case Inject::nan_scale:
+    case Inject::inf_scale:
+      if (scale.empty()) return name + " needs scale: per_tensor";
+      scale[0] = c.inject == Inject::zero_scale       ? 0.0f
+                 : c.inject == Inject::negative_scale ? -scale[0]
+                 : c.inject == Inject::nan_scale      ? std::numeric_limits<float>::quiet_NaN()
+                                                      : std::numeric_limits<float>::infinity();
+      return "";
+    case Inject::short_stride:
+      if (params(c).lora_rank < 2) return name + " needs L >= 2";
+      g.kv_c_s0 = params(c).lora_rank - 1;
+      return "";
+    case Inject::swa_out_of_range:
+      return "does not apply to concat_and_cache_mla (it has no SWA table)";
+  }
+  return name + ": unknown injection";
+}
+
+std::string locate_mla(const Case& c, const MlaCacheGeometry& g,
+                       const std::vector<std::int64_t>& owners, std::int64_t index) {
+  const std::int64_t j = index - g.guard_elems;
+  if (j < 0) return rel("guard before the cache", index);
+  if (j >= g.cache_elems) return rel("guard after the cache", j - g.cache_elems);
+  const std::int64_t BS = params(c).block_size, L = params(c).lora_rank;
+  const std::int64_t b = j / g.block_stride, r = j % g.block_stride;
+  const std::int64_t o = r / g.entry_stride, e = r % g.entry_stride;
+  const std::string block = "cache[block " + std::to_string(b);
+  if (o >= BS) return rel("padding after " + block + "]", r - BS * g.entry_stride);
+  const std::string entry = block + ", entry " + std::to_string(o);
+  if (e >= g.entry_elems) return rel("padding after " + entry + "]", e - g.entry_elems);
+  const std::int64_t slot = b * BS + o;
+  const std::int64_t owner = owners[static_cast<std::size_t>(slot)];
+  const std::string part =
+      e < L ? " (kv_c " + std::to_string(e) + ")" : " (k_pe " + std::to_string(e - L) + ")";
+  return entry + ", " + std::to_string(e) + part + "] (slot " + std::to_string(slot) + ")" +
+         (owner >= 0 ? " of token " + std::to_string(owner) : ", which no token writes");
+}
+
+std::vector<std::int64_t> mla_slot_owners(const std::vector<std::int64_t>& slots,
+                                          const MlaCacheGeometry& g) {
+  std::vector<std::int64_t> owner(static_cast<std::size_t>(g.num_slots), -1);
+  for (std::size_t t = 0; t < slots.size(); ++t)
+    if (slots[t] >= 0 && slots[t] < g.num_slots)
+      owner[static_cast<std::size_t>(slots[t])] = static_cast<std::int64_t>(t);
+  return owner;
+}
+
+}  // namespace kvbench
