@@ -133,6 +133,46 @@ TEST_F(Gpu, CacheWriteScalesAndDtypes) {
       }
 }
 
+// concat_and_cache_mla against the reference, bit for bit over the whole canary-filled cache:
+// every dtype pair, with and without the per-tensor scale, dense and padded strides.
+TEST_F(Gpu, MlaCacheEveryDtypePairScaleAndStride) {
+  for (auto in : {DType::f16, DType::bf16})
+    for (auto out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
+      for (auto scale : {ScaleMode::none, ScaleMode::per_tensor})
+        for (auto strides : {StrideMode::contiguous, StrideMode::padded})
+          for (std::int64_t T : {1, 37}) {
+            Case c = testing_support::mla_case(T);
+            c.in_dtype = in;
+            c.out_dtype = out;
+            c.strides = strides;
+            testing_support::mla_params(c).scale = scale;
+            expect_passes(c);
+          }
+}
+
+// Slot patterns (padding tokens write nothing), block sizes 1-128, widths no 16-byte vector
+// divides (the one-element plan), and a prefill-sized write.
+TEST_F(Gpu, MlaCacheSlotsBlockSizesOddWidthsAndPrefill) {
+  for (auto slots : {SlotPattern::random, SlotPattern::contiguous, SlotPattern::padded})
+    for (std::int64_t BS : {1, 16, 64, 128}) {
+      Case c = testing_support::mla_case(300, 512, 64, BS);
+      testing_support::mla_params(c).slots = slots;
+      c.out_dtype = DType::fp8_e4m3;
+      expect_passes(c);
+    }
+  for (auto [L, R] : {std::pair{100, 20}, std::pair{512, 20}, std::pair{100, 64}}) {
+    Case c = testing_support::mla_case(129, L, R, 16);
+    testing_support::mla_params(c).scale = ScaleMode::per_tensor;
+    c.out_dtype = DType::fp8_e5m2;
+    expect_passes(c);
+  }
+  Case prefill = testing_support::mla_case(32768);
+  testing_support::mla_params(prefill).slots = SlotPattern::padded;
+  testing_support::mla_params(prefill).scale = ScaleMode::per_tensor;
+  prefill.out_dtype = DType::fp8_e4m3;
+  expect_passes(prefill);
+}
+
 // Large enough for the unrolled (UNROLL=4) tiling; padded strides with D=80 keep 16-byte
 // alignment, D=100 forces the 1-element fallback.
 TEST_F(Gpu, LargeLaunchesAndScalarFallback) {

@@ -13,6 +13,7 @@
 #include "ops/cache_write/launch.hpp"
 #include "ops/concat_mla_k/launch.hpp"
 #include "ops/launch.hpp"
+#include "ops/mla_cache/launch.hpp"
 
 namespace kvbench {
 namespace {
@@ -130,6 +131,31 @@ std::set<std::string> cache_grid_keys(const DeviceProps& d) {
   return keys;
 }
 
+std::set<std::string> mla_cache_grid_keys(const DeviceProps& d) {
+  std::set<std::string> keys;
+  for (const DType in : {DType::f16, DType::bf16})
+    for (const DType out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
+      for (const ScaleMode scale : {ScaleMode::none, ScaleMode::per_tensor})
+        for (const std::int64_t T : {1, 37, 4096, 32768})
+          for (const auto& [L, R] :
+               std::vector<std::pair<int, int>>{{512, 64}, {100, 20}, {4096, 64}})
+            for (const StrideMode strides : {StrideMode::contiguous, StrideMode::padded})
+              for (const std::uintptr_t misalign : {0, 8}) {
+                Case c = testing_support::mla_case(T, L, R);
+                c.in_dtype = in;
+                c.out_dtype = out;
+                c.strides = strides;
+                testing_support::mla_params(c).scale = scale;
+                const kernels::MlaCacheArgs a = mla_cache_args(
+                    c, mla_cache_geometry(c),
+                    {at(0x100000000 + misalign), at(0x200000000), at<std::int64_t>(0x300000000),
+                     scale == ScaleMode::none ? nullptr : at<float>(0x400000000), at(0x500000000)});
+                const kernels::MlaCachePlan plan = kernels::plan_mla_cache(a, c.variant, d);
+                if (plan.error.empty()) keys.insert(plan_key(plan, in));
+              }
+  return keys;
+}
+
 std::string join(const std::set<std::string>& s) {
   std::string out;
   for (const std::string& k : s) out += "\n  " + k;
@@ -161,6 +187,17 @@ TEST(PlanKeys, CacheWriteReachableSetIsExact) {
   for (const DeviceProps& d : profiles())
     for (const std::string& k : cache_grid_keys(d)) found.insert(k);
   const std::set<std::string> declared = kernels::reachable_cache_write_keys();
+  EXPECT_TRUE(minus(found, declared).empty())
+      << "returned, not declared:" << join(minus(found, declared));
+  EXPECT_TRUE(minus(declared, found).empty())
+      << "declared, never returned:" << join(minus(declared, found));
+}
+
+TEST(PlanKeys, MlaCacheReachableSetIsExact) {
+  std::set<std::string> found;
+  for (const DeviceProps& d : profiles())
+    for (const std::string& k : mla_cache_grid_keys(d)) found.insert(k);
+  const std::set<std::string> declared = kernels::reachable_mla_cache_keys();
   EXPECT_TRUE(minus(found, declared).empty())
       << "returned, not declared:" << join(minus(found, declared));
   EXPECT_TRUE(minus(declared, found).empty())

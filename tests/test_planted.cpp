@@ -11,6 +11,7 @@
 #include "core/compare.hpp"
 #include "core/inputs.hpp"
 #include "core/mismatch_report.hpp"
+#include "reference/quantize.hpp"
 #include "reference/reference.hpp"
 #include "tests/support.hpp"
 
@@ -268,6 +269,110 @@ TEST(PlantedCpu, CachePaddingAndGuardWritesAreCaught) {
             std::string::npos)
       << v;
   EXPECT_NE(v.find("padding (outside any K/V element)"), std::string::npos) << v;
+}
+
+// A concat_and_cache_mla case as the runner lays it out: [guard | cache | guard].
+struct MlaRun {
+  Case c;
+  MlaCacheGeometry g;
+  std::vector<std::int64_t> slots;
+  Bytes kv_c, k_pe;
+  explicit MlaRun(Case cc) : c(cc), g(mla_cache_geometry(cc)), slots(make_mla_slots(cc, g, 5)) {
+    kv_c = bytes(g.kv_c_elems, c.in_dtype);
+    k_pe = bytes(g.k_pe_elems, c.in_dtype);
+    fill_random(c.in_dtype, kv_c.data(), g.kv_c_elems, 6);
+    fill_random(c.in_dtype, k_pe.data(), g.k_pe_elems, 7);
+  }
+  Bytes output(const std::vector<std::int64_t>& slot_mapping, const float* scale) const {
+    Bytes out = bytes(g.cache_elems + 2 * g.guard_elems, c.out_dtype);
+    std::memset(out.data(), kCanary, out.size());
+    ref::MlaCacheProblem p{};
+    p.in_dtype = c.in_dtype;
+    p.layout = ref::MlaCacheLayout::plain;
+    p.cache_dtype = c.out_dtype;
+    p.num_tokens = c.num_tokens;
+    p.lora_rank = testing_support::mla_params(c).lora_rank;
+    p.rope_dim = testing_support::mla_params(c).rope_dim;
+    p.block_size = testing_support::mla_params(c).block_size;
+    p.num_blocks = g.num_blocks;
+    p.kv_c = kv_c.data();
+    p.k_pe = k_pe.data();
+    p.kv_c_s0 = g.kv_c_s0;
+    p.k_pe_s0 = g.k_pe_s0;
+    p.slot_mapping = slot_mapping.data();
+    p.cache = out.data() + g.guard_elems * size_of(c.out_dtype);
+    p.block_stride = g.block_stride;
+    p.entry_stride = g.entry_stride;
+    p.scale = scale;
+    ref::concat_and_cache_mla(p);
+    return out;
+  }
+  std::string verdict(const Bytes& expected, const Bytes& actual) const {
+    const auto elems = static_cast<std::int64_t>(actual.size() / size_of(c.out_dtype));
+    const CompareResult r =
+        compare_bitwise(expected.data(), actual.data(), elems, size_of(c.out_dtype), 8);
+    if (r.count == 0) return "";
+    const std::vector<std::int64_t> owners = mla_slot_owners(slots, g);
+    return report_mismatches(r, elems, c.out_dtype,
+                             [&](std::int64_t i) { return locate_mla(c, g, owners, i); });
+  }
+  std::size_t entry_offset(std::int64_t slot) const {
+    const std::int64_t BS = testing_support::mla_params(c).block_size;
+    return static_cast<std::size_t>(g.guard_elems + (slot / BS) * g.block_stride +
+                                    (slot % BS) * g.entry_stride) *
+           size_of(c.out_dtype);
+  }
+};
+
+Case mla_case(DType out, SlotPattern slots) {
+  Case c = testing_support::mla_case(40, 512, 64, 16);
+  c.out_dtype = out;
+  c.strides = StrideMode::padded;
+  testing_support::mla_params(c).slots = slots;
+  return c;
+}
+
+TEST(PlantedCpu, MlaSlotOffByOneIsCaught) {
+  const MlaRun run(mla_case(DType::bf16, SlotPattern::contiguous));
+  const Bytes expected = run.output(run.slots, nullptr);
+  EXPECT_EQ(run.verdict(expected, expected), "");
+  std::vector<std::int64_t> shifted = run.slots;
+  for (auto& s : shifted) ++s;  // contiguous from slot 3: still in range
+  const std::string v = run.verdict(expected, run.output(shifted, nullptr));
+  EXPECT_NE(v.find("cache[block 0, entry 3, 0 (kv_c 0)] (slot 3) of token 0: expected "),
+            std::string::npos)
+      << v;
+}
+
+// k_pe written one element early (at L - 1 instead of L): the last kv_c value is overwritten and
+// the entry's last element keeps its canary.
+TEST(PlantedCpu, MlaRopeBoundaryOffByOneIsCaught) {
+  const MlaRun run(mla_case(DType::fp8_e4m3, SlotPattern::padded));
+  const float scale = 1.75f;
+  const Bytes expected = run.output(run.slots, &scale);
+  Bytes wrong = expected;
+  for (std::int64_t s : run.slots) {
+    if (s < 0) continue;
+    unsigned char* entry = wrong.data() + run.entry_offset(s);
+    std::memmove(entry + 511, entry + 512, 64);
+    entry[575] = kCanary;
+  }
+  const std::string v = run.verdict(expected, wrong);
+  EXPECT_NE(v.find(", 511 (kv_c 511)] (slot "), std::string::npos) << v;
+  EXPECT_NE(v.find(", 512 (k_pe 0)] (slot "), std::string::npos) << v;
+}
+
+// A padding token (slot -1) written: its entry lands just before the cache, in the guard.
+TEST(PlantedCpu, MlaPaddingTokenWrittenIsCaught) {
+  const MlaRun run(mla_case(DType::f16, SlotPattern::padded));
+  const Bytes expected = run.output(run.slots, nullptr);
+  Bytes wrong = expected;
+  wrong[run.entry_offset(0) - run.g.entry_stride * 2] ^= 0x40;
+  const std::string v = run.verdict(expected, wrong);
+  EXPECT_NE(v.find("guard before the cache (+" +
+                   std::to_string(run.g.guard_elems - run.g.entry_stride) + ")"),
+            std::string::npos)
+      << v;
 }
 
 }  // namespace

@@ -44,6 +44,10 @@ class Planted : public ::testing::Test {
                                   [bug](const kernels::CacheWriteArgs& a, cudaStream_t s) {
                                     return testing::launch_planted_cache_write(a, bug, s);
                                   });
+    o.on<kernels::MlaCacheArgs>(Kernel::concat_and_cache_mla,
+                                [bug](const kernels::MlaCacheArgs& a, cudaStream_t s) {
+                                  return testing::launch_planted_mla_cache(a, bug, s);
+                                });
     return run_case(c, settings_, device_, options, o);
   }
 
@@ -121,6 +125,30 @@ TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
   c.out_dtype = DType::f32;
   cache_params(c).scale = ScaleMode::per_head;
   expect_caught(c, Bug::reciprocal_scale, "_cache[block");
+}
+
+Case mla(SlotPattern slots, DType out = DType::bf16, ScaleMode scale = ScaleMode::none) {
+  Case c = testing_support::mla_case(100, 512, 64, 16);
+  testing_support::mla_params(c).slots = slots;
+  testing_support::mla_params(c).scale = scale;
+  c.out_dtype = out;
+  return c;
+}
+
+TEST_F(Planted, MlaCacheSlotOffByOne) {
+  expect_caught(mla(SlotPattern::random), Bug::slot_off_by_one, "cache[block");
+}
+TEST_F(Planted, MlaCachePaddingTokenWritten) {
+  expect_caught(mla(SlotPattern::padded), Bug::padding_written, "guard before the cache");
+}
+TEST_F(Planted, MlaCacheRopeBoundaryOffByOne) {
+  expect_caught(mla(SlotPattern::random, DType::fp8_e4m3), Bug::rope_boundary, " (kv_c 511)]");
+}
+TEST_F(Planted, MlaCacheReciprocalInsteadOfDivision) {
+  // bf16 inputs over an fp16 cache: the quotient's last bit shows in fp16's 11-bit significand.
+  Case c = mla(SlotPattern::random, DType::f16, ScaleMode::per_tensor);
+  c.num_tokens = 2000;
+  expect_caught(c, Bug::reciprocal_scale, "cache[block");
 }
 
 // --save-tensors writes every tensor of the failing case as .npy, and nothing for a passing one.
@@ -207,6 +235,27 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
                                     launched = true;
                                     return cudaSuccess;
                                   });
+    const Row row = run_case(c, settings_, device_, {}, o);
+    EXPECT_EQ(row.status, Status::rejected) << to_string(b.inject);
+    EXPECT_NE(row.reason.find(b.reason), std::string::npos) << row.reason;
+    EXPECT_FALSE(launched) << to_string(b.inject);
+  }
+  for (const Bad& b : {Bad{Inject::slot_out_of_range, false, ScaleMode::none, ">= NB*BS"},
+                       Bad{Inject::duplicate_slot, false, ScaleMode::none, "already written"},
+                       Bad{Inject::zero_scale, false, ScaleMode::per_tensor, "is zero"},
+                       Bad{Inject::negative_scale, false, ScaleMode::per_tensor, "negative"},
+                       Bad{Inject::nan_scale, false, ScaleMode::per_tensor, "NaN"},
+                       Bad{Inject::inf_scale, false, ScaleMode::per_tensor, "infinite"},
+                       Bad{Inject::short_stride, false, ScaleMode::none, "kv_c token stride"}}) {
+    Case c = mla(SlotPattern::padded, DType::fp8_e4m3, b.scale);
+    c.inject = b.inject;
+    bool launched = false;
+    LaunchOverride o;
+    o.on<kernels::MlaCacheArgs>(Kernel::concat_and_cache_mla,
+                                [&launched](const kernels::MlaCacheArgs&, cudaStream_t) {
+                                  launched = true;
+                                  return cudaSuccess;
+                                });
     const Row row = run_case(c, settings_, device_, {}, o);
     EXPECT_EQ(row.status, Status::rejected) << to_string(b.inject);
     EXPECT_NE(row.reason.find(b.reason), std::string::npos) << row.reason;

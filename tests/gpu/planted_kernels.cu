@@ -84,7 +84,43 @@ __global__ void planted_cache_write(kernels::CacheWriteArgs a, Bug bug) {
   }
 }
 
+// One block per token: slot, then the L + R values in order.
+template <class In, class Out>
+__global__ void planted_mla_cache(kernels::MlaCacheArgs a, Bug bug) {
+  const std::int64_t t = blockIdx.x;
+  std::int64_t s = a.slot_mapping[t];
+  if (s < 0 && bug != Bug::padding_written) return;
+  if (bug == Bug::slot_off_by_one) ++s;
+  // Division truncates toward zero, so slot -1 gives block 0, offset -1: just before the cache.
+  Out* entry = static_cast<Out*>(a.cache) + (s / a.block_size) * a.block_stride +
+               (s % a.block_size) * a.entry_stride;
+  const In* kv_c = static_cast<const In*>(a.kv_c) + t * a.kv_c_s0;
+  const In* k_pe = static_cast<const In*>(a.k_pe) + t * a.k_pe_s0;
+  const std::int64_t rope_at = bug == Bug::rope_boundary ? a.lora_rank - 1 : a.lora_rank;
+  for (std::int64_t i = threadIdx.x; i < a.lora_rank + a.rope_dim; i += blockDim.x) {
+    const bool is_rope = i >= a.lora_rank;
+    const float x = to_float(is_rope ? k_pe[i - a.lora_rank] : kv_c[i]);
+    const std::int64_t at = is_rope ? rope_at + (i - a.lora_rank) : i;
+    if (bug == Bug::rope_boundary && i == a.lora_rank - 1) continue;  // overwritten by rope 0
+    if (a.scale == nullptr) {
+      entry[at] = from_float<Out>(x);
+    } else {
+      const float q = bug == Bug::reciprocal_scale ? x * (1.0f / *a.scale) : __fdiv_rn(x, *a.scale);
+      entry[at] = from_float<Out>(q);
+    }
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_planted_mla_cache(const kernels::MlaCacheArgs& a, Bug bug, cudaStream_t stream) {
+  return kernels::dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {
+    using In = typename decltype(in_tag)::type;
+    using Out = typename decltype(out_tag)::type;
+    planted_mla_cache<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    return cudaGetLastError();
+  });
+}
 
 cudaError_t launch_planted_concat(const kernels::ConcatArgs& a, Bug bug, cudaStream_t stream) {
   return kernels::dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {

@@ -7,6 +7,7 @@
 
 #include "kernels/cache_write/cache_write.hpp"
 #include "kernels/concat_mla_k/concat_mla_k.hpp"
+#include "kernels/mla_cache/mla_cache.hpp"
 
 namespace kvbench::testing {
 
@@ -25,10 +26,13 @@ enum class Bug {
   cache_head_stride,    // head stride D whatever the layout (wrong for HND)
   skip_slot_written,    // ignores skip_slot
   reciprocal_scale,     // x * (1 / scale) instead of the correctly rounded x / scale
+  // concat_and_cache_mla (also: slot_off_by_one, padding_written, reciprocal_scale)
+  rope_boundary,  // k_pe written from element L - 1 instead of L
 };
 
 cudaError_t launch_planted_concat(const kernels::ConcatArgs& a, Bug bug, cudaStream_t stream);
 cudaError_t launch_planted_cache_write(const kernels::CacheWriteArgs& a, Bug bug,
                                        cudaStream_t stream);
+cudaError_t launch_planted_mla_cache(const kernels::MlaCacheArgs& a, Bug bug, cudaStream_t stream);
 
 }  // namespace kvbench::testing
