@@ -146,6 +146,10 @@ class MlaCache final : public Operation {
     p.scale = cols.scale;
     p.slots = cols.slots;
   }
+
+  // `kvbench bounds`: the contiguous move of its bytes (the scatter floor copies rows of K and
+  // of V; the latent cache has one row per token).
+  std::optional<ScatterShape> scatter_shape(const Case&) const override { return std::nullopt; }
 };
 
 }  // namespace
