@@ -102,6 +102,12 @@ class MlaCache final : public Operation {
     return os.str();
   }
 
+  std::string describe_key(const std::function<const std::string&(Col)>& at) const override {
+    return "T=" + at(Col::num_tokens) + " L=" + at(Col::head_dim) + " R=" + at(Col::rope_dim) +
+           " BS=" + at(Col::block_size) + " " + at(Col::in_dtype) + "->" + at(Col::out_dtype) +
+           " strides=" + at(Col::strides) + " scale=" + at(Col::scale) + " slots=" + at(Col::slots);
+  }
+
   void check_sizes(const Case& c) const override {
     mla_cache_geometry(c);
     mla_cache_bytes(c, c.num_tokens);  // every token written
