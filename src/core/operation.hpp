@@ -59,8 +59,10 @@ struct OpColumns {
   std::int64_t head_dim = 128;  // the operation's head width (concat: NOPE; cache write: D)
   std::int64_t rope_dim = 0;
   std::int64_t block_size = 16;
-  Layout layout = Layout::nhd;
-  ScaleMode scale = ScaleMode::none;
+  // Names the operation reads and writes itself: the shared Layout's and ScaleMode's, or the
+  // operation's own (set_columns throws std::invalid_argument naming an unknown one).
+  std::string layout = "nhd";
+  std::string scale = "none";
   bool swa = false;
   bool kv_interleaved = false;
   SlotPattern slots = SlotPattern::random;

@@ -166,8 +166,8 @@ class CacheWrite final : public Operation {
     OpColumns cols;
     cols.head_dim = p.head_size;
     cols.block_size = p.block_size;
-    cols.layout = p.layout;
-    cols.scale = p.scale;
+    cols.layout = to_string(p.layout);
+    cols.scale = to_string(p.scale);
     cols.swa = p.swa;
     cols.kv_interleaved = p.kv_interleaved;
     cols.slots = p.slots;
@@ -177,8 +177,8 @@ class CacheWrite final : public Operation {
     CacheWriteParams& p = params_of<CacheWriteParams>(c);
     p.head_size = cols.head_dim;
     p.block_size = cols.block_size;
-    p.layout = cols.layout;
-    p.scale = cols.scale;
+    p.layout = from_string<Layout>(cols.layout);
+    p.scale = from_string<ScaleMode>(cols.scale);
     p.swa = cols.swa;
     p.kv_interleaved = cols.kv_interleaved;
     p.slots = cols.slots;

@@ -120,6 +120,8 @@ class Concat final : public Operation {
   void set_columns(Case& c, const OpColumns& cols) const override {
     params_of<ConcatParams>(c).nope_dim = cols.head_dim;
     params_of<ConcatParams>(c).rope_dim = cols.rope_dim;
+    from_string<Layout>(cols.layout);  // names it has no use for, still refused when unknown
+    from_string<ScaleMode>(cols.scale);
   }
 
   // Its output is one dense tensor: the contiguous move of its bytes is its bound.

@@ -140,7 +140,7 @@ class MlaCache final : public Operation {
     cols.head_dim = p.lora_rank;
     cols.rope_dim = p.rope_dim;
     cols.block_size = p.block_size;
-    cols.scale = p.scale;
+    cols.scale = to_string(p.scale);
     cols.slots = p.slots;
     return cols;
   }
@@ -149,7 +149,7 @@ class MlaCache final : public Operation {
     p.lora_rank = cols.head_dim;
     p.rope_dim = cols.rope_dim;
     p.block_size = cols.block_size;
-    p.scale = cols.scale;
+    p.scale = from_string<ScaleMode>(cols.scale);
     p.slots = cols.slots;
   }
 
