@@ -139,7 +139,7 @@ struct Names<Context> {
 template <>
 struct Names<Inject> {
   static constexpr std::string_view kind = "inject";
-  static constexpr std::array<std::pair<Inject, std::string_view>, 9> table{{
+  static constexpr std::array<std::pair<Inject, std::string_view>, 10> table{{
       {Inject::none, "none"},
       {Inject::slot_out_of_range, "slot_out_of_range"},
       {Inject::swa_out_of_range, "swa_out_of_range"},
@@ -149,6 +149,7 @@ struct Names<Inject> {
       {Inject::nan_scale, "nan_scale"},
       {Inject::inf_scale, "inf_scale"},
       {Inject::short_stride, "short_stride"},
+      {Inject::misaligned_cache, "misaligned_cache"},
   }};
 };
 

@@ -40,6 +40,7 @@ enum class Inject {
   nan_scale,          // k_scale[0] = NaN
   inf_scale,          // k_scale[0] = +inf
   short_stride,       // an input head stride one element below the head size
+  misaligned_cache,   // cache entries off their 16-byte alignment (fp8_ds_mla)
 };
 // The outcome of one case, as CUTLASS's profiler reports it.
 enum class Status { passed, incorrect, rejected, not_supported, failed };

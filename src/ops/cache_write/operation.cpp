@@ -436,6 +436,8 @@ std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s,
       if (params(c).head_size < 2) return name + " needs D >= 2";
       g.key_s1 = params(c).head_size - 1;
       return "";
+    case Inject::misaligned_cache:
+      return "does not apply to reshape_and_cache_flash (its cache takes any alignment)";
   }
   return name + ": unknown injection";
 }

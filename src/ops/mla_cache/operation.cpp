@@ -275,6 +275,8 @@ std::string inject_mla(const Case& c, MlaCacheGeometry& g, std::vector<std::int6
       return "";
     case Inject::swa_out_of_range:
       return "does not apply to concat_and_cache_mla (it has no SWA table)";
+    case Inject::misaligned_cache:
+      return "does not apply to concat_and_cache_mla's plain cache (it takes any alignment)";
   }
   return name + ": unknown injection";
 }
