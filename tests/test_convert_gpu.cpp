@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "kernels/cache_write/cache_write.hpp"
+#include "kernels/mla_cache/mla_cache.hpp"
+#include "reference/quantize.hpp"
 #include "reference/reference.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "tests/gpu/convert_device.hpp"
@@ -340,6 +342,223 @@ TEST_F(ConvertGpu, Fp32ScaledSampleToEveryType) {
         EXPECT_EQ(r.count, 0) << "f32 / " << s << " -> " << to_string(out)
                               << (paired ? " (paired)" : "") << ": " << r.summary();
       }
+}
+
+// The MLA cache writes' quantizers (SPEC.md §5-§6) on the device against the reference, byte for
+// byte over the whole cache: `kernels::launch_mla_cache` writes, `ref::concat_and_cache_mla`
+// writes the same problem on the host. Slot t holds token t.
+class MlaCacheGpu : public ConvertGpu {
+ protected:
+  // Writes T tokens of kv_c [T, 512] and k_pe [T, 64] (16-bit patterns) in `layout` and
+  // returns "" when every cache byte matches the reference, else the first differences.
+  std::string check(DType in, ref::MlaCacheLayout layout, DType cache_dtype,
+                    ref::TileScaleRule rule, const float* scale,
+                    const std::vector<std::uint16_t>& kv_c,
+                    const std::vector<std::uint16_t>& k_pe) {
+    const bool ds = layout == ref::MlaCacheLayout::fp8_ds_mla;
+    const std::int64_t T = static_cast<std::int64_t>(kv_c.size()) / 512, BS = 64;
+    const std::int64_t entry = ds ? 656 : 576;
+    const std::size_t esize = ds ? 1 : size_of(cache_dtype);
+    const std::size_t cache_bytes = static_cast<std::size_t>(T * entry) * esize;
+    std::vector<std::int64_t> slots(static_cast<std::size_t>(T));
+    for (std::int64_t t = 0; t < T; ++t) slots[static_cast<std::size_t>(t)] = t;
+    const DeviceBuffer d_kv(kv_c.size() * 2), d_pe(k_pe.size() * 2), d_slots(slots.size() * 8),
+        d_scale(sizeof(float)), d_cache(cache_bytes);
+    EXPECT_EQ(cudaMemcpy(d_kv.get(), kv_c.data(), kv_c.size() * 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d_pe.get(), k_pe.data(), k_pe.size() * 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d_slots.get(), slots.data(), slots.size() * 8, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    if (scale)
+      EXPECT_EQ(cudaMemcpy(d_scale.get(), scale, sizeof(float), cudaMemcpyHostToDevice),
+                cudaSuccess);
+    EXPECT_EQ(cudaMemset(d_cache.get(), 0xA5, cache_bytes), cudaSuccess);
+    kernels::MlaCacheArgs a{};
+    a.kv_c = d_kv.get();
+    a.k_pe = d_pe.get();
+    a.slot_mapping = d_slots.as<const std::int64_t>();
+    a.scale = scale ? d_scale.as<const float>() : nullptr;
+    a.cache = d_cache.get();
+    a.num_tokens = T;
+    a.lora_rank = 512;
+    a.rope_dim = 64;
+    a.block_size = BS;
+    a.kv_c_s0 = 512;
+    a.k_pe_s0 = 64;
+    a.block_stride = BS * entry;
+    a.entry_stride = entry;
+    a.in_dtype = in;
+    a.out_dtype = ds ? DType::fp8_e4m3 : cache_dtype;
+    a.entry = ds ? kernels::MlaEntry::fp8_ds_mla : kernels::MlaEntry::plain;
+    a.tile_scale =
+        rule == ref::TileScaleRule::pow2 ? kernels::TileScale::pow2 : kernels::TileScale::raw;
+    EXPECT_EQ(kernels::launch_mla_cache(a, Variant::optimized, stream_), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    std::vector<unsigned char> got(cache_bytes), want(cache_bytes, 0xA5);
+    EXPECT_EQ(cudaMemcpy(got.data(), d_cache.get(), cache_bytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ref::MlaCacheProblem p{};
+    p.in_dtype = in;
+    p.layout = layout;
+    p.cache_dtype = cache_dtype;
+    p.rule = rule;
+    p.num_tokens = T;
+    p.lora_rank = 512;
+    p.rope_dim = 64;
+    p.block_size = BS;
+    p.num_blocks = (T + BS - 1) / BS;
+    p.kv_c = kv_c.data();
+    p.k_pe = k_pe.data();
+    p.kv_c_s0 = 512;
+    p.k_pe_s0 = 64;
+    p.slot_mapping = slots.data();
+    p.cache = want.data();
+    p.block_stride = BS * entry;
+    p.entry_stride = entry;
+    p.scale = scale;
+    ref::concat_and_cache_mla(p);
+    std::string diffs;
+    std::int64_t count = 0;
+    for (std::size_t i = 0; i < cache_bytes; ++i) {
+      if (got[i] == want[i]) continue;
+      if (++count > 8) continue;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "\n  token %zu byte %zu: expected 0x%02x, device 0x%02x",
+                    i / (entry * esize), i % (entry * esize), want[i], got[i]);
+      diffs += buf;
+    }
+    return count == 0 ? "" : std::to_string(count) + " bytes differ" + diffs;
+  }
+};
+
+// Every 16-bit pattern, in tiles of consecutive patterns (tiles of NaNs, of infinities, of
+// subnormals and of zeros among them) and as the rope; both rules, both input types.
+TEST_F(MlaCacheGpu, DsMlaEveryPatternInConsecutiveTiles) {
+  std::vector<std::uint16_t> kv_c(65536), k_pe(128 * 64);
+  for (std::size_t i = 0; i < kv_c.size(); ++i) kv_c[i] = static_cast<std::uint16_t>(i);
+  for (std::size_t i = 0; i < k_pe.size(); ++i) k_pe[i] = static_cast<std::uint16_t>(i * 8);
+  for (DType in : {DType::bf16, DType::f16})
+    for (auto rule : {ref::TileScaleRule::raw, ref::TileScaleRule::pow2})
+      EXPECT_EQ(
+          check(in, ref::MlaCacheLayout::fp8_ds_mla, DType::fp8_e4m3, rule, nullptr, kv_c, k_pe),
+          "")
+          << to_string(in) << " " << ref::to_string(rule);
+}
+
+// Every 16-bit pattern as the largest magnitude of its own tile, the other 127 values spread
+// below it (same sign, smaller magnitude patterns): every amax the rules can see, with the
+// quotients that land next to e4m3 ties. The rope takes every pattern too.
+TEST_F(MlaCacheGpu, DsMlaEveryPatternAsItsTilesAmax) {
+  const std::int64_t T = 65536 / 4;
+  std::vector<std::uint16_t> kv_c(static_cast<std::size_t>(T * 512)),
+      k_pe(static_cast<std::size_t>(T * 64));
+  for (std::int64_t tile = 0; tile < 65536; ++tile) {
+    const auto p = static_cast<std::uint16_t>(tile);
+    const std::uint16_t sign = p & 0x8000u, mag = p & 0x7FFFu;
+    for (std::int64_t k = 0; k < 128; ++k) {
+      const std::int64_t d = 1 + (k * 97) % 2048;
+      const std::uint16_t below = static_cast<std::uint16_t>(mag > d ? mag - d : 0);
+      kv_c[static_cast<std::size_t>(tile * 128 + k)] =
+          k == tile % 128 ? p : static_cast<std::uint16_t>(sign | below);
+    }
+  }
+  for (std::size_t i = 0; i < k_pe.size(); ++i) k_pe[i] = static_cast<std::uint16_t>(i);
+  for (DType in : {DType::bf16, DType::f16})
+    for (auto rule : {ref::TileScaleRule::raw, ref::TileScaleRule::pow2})
+      EXPECT_EQ(
+          check(in, ref::MlaCacheLayout::fp8_ds_mla, DType::fp8_e4m3, rule, nullptr, kv_c, k_pe),
+          "")
+          << to_string(in) << " " << ref::to_string(rule);
+}
+
+// The tiles whose bytes SPEC.md §6 decides one by one, against the reference and against the
+// constants of its table: all zero (+0 and -0), all subnormal, one NaN, all NaN, an infinity,
+// the bf16 maximum.
+TEST_F(MlaCacheGpu, DsMlaSpecialTilesHaveTheSpecsBytes) {
+  constexpr std::uint16_t kMax = 0x7F7F, kInf = 0x7F80, kNaN = 0x7FC0;
+  std::vector<std::uint16_t> kv_c(2 * 512), k_pe(2 * 64, 0x3F80);
+  auto tile = [&](int t, int i) { return kv_c.begin() + t * 512 + i * 128; };
+  for (int k = 0; k < 128; ++k) *(tile(0, 0) + k) = k % 2 ? 0x8000 : 0x0000;
+  for (int k = 0; k < 128; ++k)
+    *(tile(0, 1) + k) = static_cast<std::uint16_t>(1 + k % 127);  // subnormal
+  std::fill(tile(0, 2), tile(0, 2) + 128, 0x3F80);                // 1.0, one NaN
+  *(tile(0, 2) + 5) = kNaN;
+  std::fill(tile(0, 3), tile(0, 3) + 128, kNaN);    // all NaN
+  std::fill(tile(1, 0), tile(1, 0) + 128, 0x4000);  // 2.0, one -inf
+  *(tile(1, 0) + 7) = 0x8000 | kInf;
+  for (int k = 0; k < 128; ++k) *(tile(1, 1) + k) = k % 2 ? 0x8000 | kMax : kMax;  // maximum
+  std::fill(tile(1, 2), tile(1, 2) + 128, 0x3F80);
+  std::fill(tile(1, 3), tile(1, 3) + 128, 0xBF80);
+  for (auto rule : {ref::TileScaleRule::raw, ref::TileScaleRule::pow2}) {
+    SCOPED_TRACE(std::string(ref::to_string(rule)));
+    EXPECT_EQ(check(DType::bf16, ref::MlaCacheLayout::fp8_ds_mla, DType::fp8_e4m3, rule, nullptr,
+                    kv_c, k_pe),
+              "");
+    // The reference's bytes are the table's (so the device's are too, by the check above).
+    std::vector<unsigned char> e(2 * 656);
+    std::vector<std::int64_t> slots = {0, 1};
+    ref::MlaCacheProblem p{};
+    p.in_dtype = DType::bf16;
+    p.layout = ref::MlaCacheLayout::fp8_ds_mla;
+    p.rule = rule;
+    p.num_tokens = 2;
+    p.lora_rank = 512;
+    p.rope_dim = 64;
+    p.block_size = 2;
+    p.num_blocks = 1;
+    p.kv_c = kv_c.data();
+    p.k_pe = k_pe.data();
+    p.kv_c_s0 = 512;
+    p.k_pe_s0 = 64;
+    p.slot_mapping = slots.data();
+    p.cache = e.data();
+    p.block_stride = 2 * 656;
+    p.entry_stride = 656;
+    ref::concat_and_cache_mla(p);
+    const bool pow2 = rule == ref::TileScaleRule::pow2;
+    auto scale_bits = [&](int t, int i) {
+      std::uint32_t b = 0;
+      for (int k = 0; k < 4; ++k) b |= std::uint32_t{e[t * 656 + 512 + 4 * i + k]} << (8 * k);
+      return b;
+    };
+    const std::uint32_t zero_scale = pow2 ? 0x39000000u : 0x00800000u;
+    EXPECT_EQ(scale_bits(0, 0), zero_scale);
+    EXPECT_EQ(e[0], 0x00);
+    EXPECT_EQ(e[1], 0x80);
+    EXPECT_EQ(scale_bits(0, 1), zero_scale);
+    if (pow2) EXPECT_EQ(e[128] | e[255], 0x00);  // subnormals under 2^-13: +0
+    EXPECT_EQ(e[256 + 5], 0x7F);                 // the NaN
+    EXPECT_EQ(e[256 + 4], pow2 ? 0x78 : 0x7E);   // 1.0 / (1/448 or 2^-8): 448 or 256
+    EXPECT_EQ(scale_bits(0, 3), zero_scale);     // all NaN: the zero tile's scale
+    EXPECT_EQ(e[384], 0x7F);
+    EXPECT_EQ(scale_bits(1, 0), 0x7F800000u);     // an infinity: +inf
+    EXPECT_EQ(e[656 + 0], 0x00);                  // 2 / inf
+    EXPECT_EQ(e[656 + 7], 0x7F);                  // -inf / inf
+    EXPECT_EQ(e[656 + 128], pow2 ? 0x78 : 0x7E);  // the maximum
+    EXPECT_EQ(e[656 + 129], pow2 ? 0xF8 : 0xFE);
+    EXPECT_EQ(e[528], 0x80);  // rope 1.0 as bf16, little-endian
+    EXPECT_EQ(e[529], 0x3F);
+  }
+}
+
+// The plain layout's per-tensor scaled casts of every 16-bit pattern, through the MLA kernel.
+TEST_F(MlaCacheGpu, PlainEveryPatternToEveryCacheDtype) {
+  std::vector<std::uint16_t> kv_c(65536 * 2), k_pe(256 * 64);
+  for (std::size_t i = 0; i < kv_c.size(); ++i) kv_c[i] = static_cast<std::uint16_t>(i);
+  for (std::size_t i = 0; i < k_pe.size(); ++i) k_pe[i] = static_cast<std::uint16_t>(i * 4 + 1);
+  const float scales[] = {0.3f, 7.1f, 1e-20f};
+  for (DType in : {DType::bf16, DType::f16})
+    for (DType out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
+      EXPECT_EQ(
+          check(in, ref::MlaCacheLayout::plain, out, ref::TileScaleRule::raw, nullptr, kv_c, k_pe),
+          "")
+          << to_string(in) << " -> " << to_string(out);
+      for (const float& s : scales)
+        EXPECT_EQ(
+            check(in, ref::MlaCacheLayout::plain, out, ref::TileScaleRule::raw, &s, kv_c, k_pe), "")
+            << to_string(in) << " / " << s << " -> " << to_string(out);
+    }
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ TEST_F(Gpu, CacheWriteScalesAndDtypes) {
 TEST_F(Gpu, MlaCacheEveryDtypePairScaleAndStride) {
   for (auto in : {DType::f16, DType::bf16})
     for (auto out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
-      for (auto scale : {ScaleMode::none, ScaleMode::per_tensor})
+      for (auto scale : {MlaScale::none, MlaScale::per_tensor})
         for (auto strides : {StrideMode::contiguous, StrideMode::padded})
           for (std::int64_t T : {1, 37}) {
             Case c = testing_support::mla_case(T);
@@ -162,15 +162,35 @@ TEST_F(Gpu, MlaCacheSlotsBlockSizesOddWidthsAndPrefill) {
     }
   for (auto [L, R] : {std::pair{100, 20}, std::pair{512, 20}, std::pair{100, 64}}) {
     Case c = testing_support::mla_case(129, L, R, 16);
-    testing_support::mla_params(c).scale = ScaleMode::per_tensor;
+    testing_support::mla_params(c).scale = MlaScale::per_tensor;
     c.out_dtype = DType::fp8_e5m2;
     expect_passes(c);
   }
   Case prefill = testing_support::mla_case(32768);
   testing_support::mla_params(prefill).slots = SlotPattern::padded;
-  testing_support::mla_params(prefill).scale = ScaleMode::per_tensor;
+  testing_support::mla_params(prefill).scale = MlaScale::per_tensor;
   prefill.out_dtype = DType::fp8_e4m3;
   expect_passes(prefill);
+}
+
+// The fp8_ds_mla layout through the runner: both tile rules, both input types, dense and padded
+// strides, every slot pattern, block sizes 1-128, decode to prefill.
+TEST_F(Gpu, MlaCacheDsMlaRulesInputsSlotsAndSizes) {
+  for (auto in : {DType::bf16, DType::f16})
+    for (auto rule : {MlaScale::tile_raw, MlaScale::tile_pow2})
+      for (auto strides : {StrideMode::contiguous, StrideMode::padded})
+        for (auto slots : {SlotPattern::random, SlotPattern::contiguous, SlotPattern::padded})
+          for (auto [T, BS] : {std::pair{1, 64}, std::pair{37, 1}, std::pair{300, 16},
+                               std::pair{300, 128}, std::pair{8192, 64}}) {
+            Case c = testing_support::mla_case(T, 512, 64, BS);
+            c.in_dtype = in;
+            c.out_dtype = DType::fp8_e4m3;
+            c.strides = strides;
+            testing_support::mla_params(c).layout = MlaLayout::fp8_ds_mla;
+            testing_support::mla_params(c).scale = rule;
+            testing_support::mla_params(c).slots = slots;
+            expect_passes(c);
+          }
 }
 
 // Large enough for the unrolled (UNROLL=4) tiling; padded strides with D=80 keep 16-byte

@@ -92,7 +92,7 @@ TEST(MlaCache, EveryInjectionIsRejectedByItsCheck) {
     if (inject == Inject::none) continue;
     SCOPED_TRACE(std::string(to_string(inject)));
     Case c = mla_case(300, 512, 64, 16);
-    mla_params(c).scale = ScaleMode::per_tensor;
+    mla_params(c).scale = MlaScale::per_tensor;
     mla_params(c).slots = SlotPattern::padded;
     c.inject = inject;
     MlaCacheGeometry g = mla_cache_geometry(c);
@@ -101,6 +101,10 @@ TEST(MlaCache, EveryInjectionIsRejectedByItsCheck) {
     const std::string why = inject_mla(c, g, slots, scale);
     if (inject == Inject::swa_out_of_range) {
       EXPECT_EQ(why, "does not apply to concat_and_cache_mla (it has no SWA table)");
+      continue;
+    }
+    if (inject == Inject::misaligned_cache) {
+      EXPECT_EQ(why, "this injection needs layout fp8_ds_mla (layout nhd takes any alignment)");
       continue;
     }
     ASSERT_EQ(why, "");
@@ -144,7 +148,7 @@ TEST(MlaCache, LocateNamesEntryPartSlotAndOwner) {
 
 TEST(MlaCache, ColumnsHoldLoraRankRopeBlockScaleAndSlots) {
   Case c = mla_case(16, 256, 32, 128);
-  mla_params(c).scale = ScaleMode::per_tensor;
+  mla_params(c).scale = MlaScale::per_tensor;
   mla_params(c).slots = SlotPattern::padded;
   c.out_dtype = DType::fp8_e5m2;
   const std::vector<std::string> f = case_fields(c);
@@ -164,8 +168,113 @@ TEST(MlaCache, ColumnsHoldLoraRankRopeBlockScaleAndSlots) {
   EXPECT_EQ(at("slots"), "padded");
   EXPECT_EQ(at("out_dtype"), "fp8_e5m2");
   EXPECT_EQ(describe(c),
-            "concat_and_cache_mla optimized T=16 L=256 R=32 BS=128 bf16->fp8_e5m2 "
+            "concat_and_cache_mla optimized T=16 L=256 R=32 BS=128 nhd bf16->fp8_e5m2 "
             "strides=contiguous scale=per_tensor slots=padded");
+}
+
+Case ds_case(std::int64_t T, MlaScale rule = MlaScale::tile_raw, std::int64_t BS = 16) {
+  Case c = mla_case(T, 512, 64, BS);
+  c.out_dtype = DType::fp8_e4m3;
+  mla_params(c).layout = MlaLayout::fp8_ds_mla;
+  mla_params(c).scale = rule;
+  return c;
+}
+
+TEST(MlaCache, DsMlaEntriesAre656BytesSixteenAligned) {
+  Case c = ds_case(100);
+  MlaCacheGeometry g = mla_cache_geometry(c);
+  EXPECT_EQ(g.entry_elems, 656);
+  EXPECT_EQ(g.entry_stride, 656);
+  EXPECT_EQ(g.block_stride, 16 * 656);
+  EXPECT_EQ(check_mla_strides(c, g), "");
+  c.strides = StrideMode::padded;
+  g = mla_cache_geometry(c);
+  EXPECT_EQ(g.entry_stride, 672);
+  EXPECT_EQ(g.block_stride, 16 * 672 + 16);
+  EXPECT_EQ(check_mla_strides(c, g), "");
+  // 576 bf16 values read and 656 bytes written per written token, 8 bytes of slot per token.
+  EXPECT_EQ(mla_cache_bytes(c, 7), 8 * 100 + 7 * (576 * 2 + 656));
+  EXPECT_EQ(operation(Kernel::concat_and_cache_mla).output_elems(c, 7), 7 * 656);
+}
+
+TEST(MlaCache, LayoutScaleDtypeAndWidthsMustGoTogether) {
+  EXPECT_EQ(mla_refusal(ds_case(4)), "");
+  EXPECT_EQ(mla_refusal(ds_case(4, MlaScale::tile_pow2)), "");
+  Case c = ds_case(4);
+  c.out_dtype = DType::bf16;
+  EXPECT_EQ(mla_refusal(c), "layout fp8_ds_mla stores e4m3 codes: out_dtype fp8_e4m3, not bf16");
+  c = ds_case(4, MlaScale::per_tensor);
+  EXPECT_EQ(mla_refusal(c),
+            "layout fp8_ds_mla scales each tile: scale tile_raw or tile_pow2, not per_tensor");
+  c = ds_case(4);
+  mla_params(c).lora_rank = 256;
+  EXPECT_EQ(mla_refusal(c), "layout fp8_ds_mla holds L = 512 and R = 64, not L = 256, R = 64");
+  c = mla_case(4);
+  mla_params(c).scale = MlaScale::tile_pow2;
+  EXPECT_EQ(mla_refusal(c),
+            "scale tile_pow2 is a tile rule of layout fp8_ds_mla (layout nhd takes none or "
+            "per_tensor)");
+  for (MlaScale s : {MlaScale::none, MlaScale::per_tensor}) {
+    mla_params(c).scale = s;
+    EXPECT_EQ(mla_refusal(c), "");
+  }
+}
+
+TEST(MlaCache, DsMlaMisalignedCacheIsRejected) {
+  Case c = ds_case(64);
+  c.inject = Inject::misaligned_cache;
+  MlaCacheGeometry g = mla_cache_geometry(c);
+  std::vector<std::int64_t> slots = make_mla_slots(c, g, 3);
+  std::vector<float> none;
+  ASSERT_EQ(inject_mla(c, g, slots, none), "");
+  EXPECT_EQ(check_mla_strides(c, g),
+            "fp8_ds_mla cache misaligned: entry stride 664 and block stride 10624 bytes must be "
+            "multiples of 16 (every entry 16-byte aligned)");
+  EXPECT_EQ(check_mla_slots(slots, g), "");  // the slots stay valid: only the alignment is bad
+  c.inject = Inject::slot_out_of_range;
+  g = mla_cache_geometry(c);
+  slots = make_mla_slots(c, g, 3);
+  ASSERT_EQ(inject_mla(c, g, slots, none), "");
+  EXPECT_NE(check_mla_slots(slots, g).find(">= NB*BS = " + std::to_string(g.num_slots)),
+            std::string::npos);
+}
+
+TEST(MlaCache, DsMlaLocateNamesCodeScaleAndRopeBytes) {
+  const Case c = ds_case(4, MlaScale::tile_raw, 2);
+  const MlaCacheGeometry g = mla_cache_geometry(c);
+  std::vector<std::int64_t> owners(static_cast<std::size_t>(g.num_slots), -1);
+  owners[1] = 3;
+  const std::int64_t e1 = g.guard_elems + 656;  // slot 1: block 0, entry 1
+  EXPECT_EQ(locate_mla(c, g, owners, e1 + 300),
+            "cache[block 0, entry 1, 300 (kv_c 300, tile 2)] (slot 1) of token 3");
+  EXPECT_EQ(locate_mla(c, g, owners, e1 + 512 + 4 * 3 + 2),
+            "cache[block 0, entry 1, 526 (scale of tile 3, byte 2)] (slot 1) of token 3");
+  EXPECT_EQ(locate_mla(c, g, owners, e1 + 528 + 2 * 63 + 1),
+            "cache[block 0, entry 1, 655 (k_pe 63, byte 1)] (slot 1) of token 3");
+}
+
+// The CSV's layout and scale columns carry the operation's own names there and back; an unknown
+// one is refused naming the accepted set.
+TEST(MlaCache, DsMlaColumnsRoundTripThroughTheCaseKey) {
+  const Case c = ds_case(37, MlaScale::tile_pow2);
+  const std::vector<std::string> key = case_key(c);
+  const std::vector<std::string>& cols = case_columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    if (cols[i] == "layout") EXPECT_EQ(key[i], "fp8_ds_mla");
+    if (cols[i] == "scale") EXPECT_EQ(key[i], "tile_pow2");
+  }
+  EXPECT_EQ(describe(case_of_key(key)), describe(c));
+  std::vector<std::string> bad = key;
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    if (cols[i] == "scale") bad[i] = "per_head";
+  try {
+    case_of_key(bad);
+    FAIL() << "per_head accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "unknown scale 'per_head' (expected one of none, per_tensor, tile_raw, tile_pow2)");
+  }
 }
 
 }  // namespace

@@ -135,7 +135,8 @@ std::set<std::string> mla_cache_grid_keys(const DeviceProps& d) {
   std::set<std::string> keys;
   for (const DType in : {DType::f16, DType::bf16})
     for (const DType out : {DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2})
-      for (const ScaleMode scale : {ScaleMode::none, ScaleMode::per_tensor})
+      for (const MlaScale scale :
+           {MlaScale::none, MlaScale::per_tensor, MlaScale::tile_raw, MlaScale::tile_pow2})
         for (const std::int64_t T : {1, 37, 4096, 32768})
           for (const auto& [L, R] :
                std::vector<std::pair<int, int>>{{512, 64}, {100, 20}, {4096, 64}})
@@ -146,10 +147,16 @@ std::set<std::string> mla_cache_grid_keys(const DeviceProps& d) {
                 c.out_dtype = out;
                 c.strides = strides;
                 testing_support::mla_params(c).scale = scale;
+                testing_support::mla_params(c).layout =
+                    scale == MlaScale::tile_raw || scale == MlaScale::tile_pow2
+                        ? MlaLayout::fp8_ds_mla
+                        : MlaLayout::nhd;
+                if (!mla_refusal(c).empty()) continue;
                 const kernels::MlaCacheArgs a = mla_cache_args(
                     c, mla_cache_geometry(c),
                     {at(0x100000000 + misalign), at(0x200000000), at<std::int64_t>(0x300000000),
-                     scale == ScaleMode::none ? nullptr : at<float>(0x400000000), at(0x500000000)});
+                     scale == MlaScale::per_tensor ? at<float>(0x400000000) : nullptr,
+                     at(0x500000000 + misalign)});
                 const kernels::MlaCachePlan plan = kernels::plan_mla_cache(a, c.variant, d);
                 if (plan.error.empty()) keys.insert(plan_key(plan, in));
               }

@@ -288,7 +288,10 @@ struct MlaRun {
     std::memset(out.data(), kCanary, out.size());
     ref::MlaCacheProblem p{};
     p.in_dtype = c.in_dtype;
-    p.layout = ref::MlaCacheLayout::plain;
+    const MlaCacheParams& mp = testing_support::mla_params(c);
+    p.layout = mp.layout == MlaLayout::fp8_ds_mla ? ref::MlaCacheLayout::fp8_ds_mla
+                                                  : ref::MlaCacheLayout::plain;
+    p.rule = mp.scale == MlaScale::tile_pow2 ? ref::TileScaleRule::pow2 : ref::TileScaleRule::raw;
     p.cache_dtype = c.out_dtype;
     p.num_tokens = c.num_tokens;
     p.lora_rank = testing_support::mla_params(c).lora_rank;
@@ -373,6 +376,27 @@ TEST(PlantedCpu, MlaPaddingTokenWrittenIsCaught) {
                    std::to_string(run.g.guard_elems - run.g.entry_stride) + ")"),
             std::string::npos)
       << v;
+}
+
+// fp8_ds_mla: a tile scale one ulp off, and a rope value quantized, each located at its byte.
+TEST(PlantedCpu, DsMlaScaleAndRopeBytesAreLocated) {
+  Case c = mla_case(DType::fp8_e4m3, SlotPattern::padded);
+  testing_support::mla_params(c).layout = MlaLayout::fp8_ds_mla;
+  testing_support::mla_params(c).scale = MlaScale::tile_pow2;
+  const MlaRun run(c);
+  const Bytes expected = run.output(run.slots, nullptr);
+  EXPECT_EQ(run.verdict(expected, expected), "");
+  Bytes wrong = expected;
+  const std::size_t entry = run.entry_offset(run.slots[0]);
+  wrong[entry + 512 + 4 * 2] ^= 1;     // tile 2's scale, lowest byte: one ulp
+  wrong[entry + 528 + 2 * 5 + 1] = 0;  // k_pe 5's high byte
+  const std::string v = run.verdict(expected, wrong);
+  EXPECT_EQ(v.substr(0, v.find(" of ")), "2") << v;
+  EXPECT_NE(v.find(", 520 (scale of tile 2, byte 0)] (slot " + std::to_string(run.slots[0]) +
+                   ") of token 0"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find(", 539 (k_pe 5, byte 1)]"), std::string::npos) << v;
 }
 
 }  // namespace

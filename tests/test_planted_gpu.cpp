@@ -127,7 +127,7 @@ TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
   expect_caught(c, Bug::reciprocal_scale, "_cache[block");
 }
 
-Case mla(SlotPattern slots, DType out = DType::bf16, ScaleMode scale = ScaleMode::none) {
+Case mla(SlotPattern slots, DType out = DType::bf16, MlaScale scale = MlaScale::none) {
   Case c = testing_support::mla_case(100, 512, 64, 16);
   testing_support::mla_params(c).slots = slots;
   testing_support::mla_params(c).scale = scale;
@@ -146,9 +146,31 @@ TEST_F(Planted, MlaCacheRopeBoundaryOffByOne) {
 }
 TEST_F(Planted, MlaCacheReciprocalInsteadOfDivision) {
   // bf16 inputs over an fp16 cache: the quotient's last bit shows in fp16's 11-bit significand.
-  Case c = mla(SlotPattern::random, DType::f16, ScaleMode::per_tensor);
+  Case c = mla(SlotPattern::random, DType::f16, MlaScale::per_tensor);
   c.num_tokens = 2000;
   expect_caught(c, Bug::reciprocal_scale, "cache[block");
+}
+
+Case ds_mla(MlaScale rule, DType in = DType::bf16) {
+  Case c = mla(SlotPattern::padded, DType::fp8_e4m3, rule);
+  testing_support::mla_params(c).layout = MlaLayout::fp8_ds_mla;
+  c.in_dtype = in;
+  return c;
+}
+
+// The four ways a port of the 656-byte layout goes wrong, each caught at its bytes.
+TEST_F(Planted, DsMlaWrongTileScale) {
+  expect_caught(ds_mla(MlaScale::tile_raw), Bug::wrong_tile_scale, " (scale of tile 0, byte ");
+}
+TEST_F(Planted, DsMlaRopeQuantized) {
+  expect_caught(ds_mla(MlaScale::tile_raw, DType::f16), Bug::rope_quantized, " (k_pe 0, byte ");
+}
+TEST_F(Planted, DsMlaScaleRuleSwapped) {
+  expect_caught(ds_mla(MlaScale::tile_raw), Bug::scale_rule_swapped, ", tile 0)] (slot ");
+  expect_caught(ds_mla(MlaScale::tile_pow2), Bug::scale_rule_swapped, ", tile 0)] (slot ");
+}
+TEST_F(Planted, DsMlaTileBoundaryOffByOne) {
+  expect_caught(ds_mla(MlaScale::tile_pow2, DType::f16), Bug::tile_boundary, ", tile ");
 }
 
 // --save-tensors writes every tensor of the failing case as .npy, and nothing for a passing one.
@@ -247,7 +269,8 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
                        Bad{Inject::nan_scale, false, ScaleMode::per_tensor, "NaN"},
                        Bad{Inject::inf_scale, false, ScaleMode::per_tensor, "infinite"},
                        Bad{Inject::short_stride, false, ScaleMode::none, "kv_c token stride"}}) {
-    Case c = mla(SlotPattern::padded, DType::fp8_e4m3, b.scale);
+    Case c = mla(SlotPattern::padded, DType::fp8_e4m3,
+                 b.scale == ScaleMode::none ? MlaScale::none : MlaScale::per_tensor);
     c.inject = b.inject;
     bool launched = false;
     LaunchOverride o;
@@ -260,6 +283,24 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
     EXPECT_EQ(row.status, Status::rejected) << to_string(b.inject);
     EXPECT_NE(row.reason.find(b.reason), std::string::npos) << row.reason;
     EXPECT_FALSE(launched) << to_string(b.inject);
+  }
+  // fp8_ds_mla: a slot out of range, and entries off their 16-byte alignment.
+  for (const auto& [inject, reason] :
+       {std::pair{Inject::slot_out_of_range, ">= NB*BS"},
+        std::pair{Inject::misaligned_cache, "fp8_ds_mla cache misaligned: entry stride 664"}}) {
+    Case c = ds_mla(MlaScale::tile_raw);
+    c.inject = inject;
+    bool launched = false;
+    LaunchOverride o;
+    o.on<kernels::MlaCacheArgs>(Kernel::concat_and_cache_mla,
+                                [&launched](const kernels::MlaCacheArgs&, cudaStream_t) {
+                                  launched = true;
+                                  return cudaSuccess;
+                                });
+    const Row row = run_case(c, settings_, device_, {}, o);
+    EXPECT_EQ(row.status, Status::rejected) << to_string(inject);
+    EXPECT_NE(row.reason.find(reason), std::string::npos) << row.reason;
+    EXPECT_FALSE(launched) << to_string(inject);
   }
   Case c = concat(StrideMode::contiguous);
   c.inject = Inject::short_stride;

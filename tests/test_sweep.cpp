@@ -159,15 +159,19 @@ TEST(SweepErrors, NameTheKeyPathAndPosition) {
 // concat_and_cache_mla refuses the shared enums' values it has no use for, naming why.
 TEST(SweepErrors, MlaCacheRefusesOtherOperationsValues) {
   EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {scale: per_head}\n"),
-            "t.yaml:3:19: sweeps[0].axes.scale: concat_and_cache_mla has one head: scale none or "
-            "per_tensor");
+            "t.yaml:3:19: sweeps[0].axes.scale: unknown scale 'per_head' (expected one of none, "
+            "per_tensor, tile_raw, tile_pow2)");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {layout: hnd}\n"),
+            "t.yaml:3:20: sweeps[0].axes.layout: unknown layout 'hnd' (expected one of nhd, "
+            "fp8_ds_mla)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {slots: skip}\n"),
             "t.yaml:3:19: sweeps[0].axes.slots: concat_and_cache_mla has no skip slot (slots "
             "random, contiguous or padded)");
-  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {num_heads: 2}\n"),
-            "t.yaml:3:12: sweeps[0].axes.num_heads: unknown key (expected one of in_dtype, "
-            "out_dtype, scale, strides, slots, lora_rank, rope_dim, block_size, num_tokens, "
-            "variant, inject)");
+  EXPECT_EQ(
+      error_of("sweeps:\n  - kernel: concat_and_cache_mla\n    axes: {num_heads: 2}\n"),
+      "t.yaml:3:12: sweeps[0].axes.num_heads: unknown key (expected one of in_dtype, "
+      "out_dtype, layout, scale, strides, slots, lora_rank, rope_dim, block_size, num_tokens, "
+      "variant, inject)");
 }
 
 TEST(SweepErrors, StructureAndSyntax) {

@@ -7,5 +7,6 @@ namespace kvbench::kernels {
 
 cudaError_t launch_mla_cache_plain(const MlaCacheArgs& a, const MlaCachePlan& p,
                                    cudaStream_t stream);
+cudaError_t launch_mla_cache_ds(const MlaCacheArgs& a, const MlaCachePlan& p, cudaStream_t stream);
 
 }  // namespace kvbench::kernels

@@ -9,6 +9,8 @@ cudaError_t launch_mla_cache(const MlaCacheArgs& a, const MlaCachePlan& p, cudaS
   switch (p.path) {
     case MlaCachePath::plain:
       return launch_mla_cache_plain(a, p, stream);
+    case MlaCachePath::fp8_ds_mla:
+      return launch_mla_cache_ds(a, p, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -1,6 +1,7 @@
 // concat_and_cache_mla, the `optimized` variant (its only one): why it exists: the latent row is
 // one contiguous 576-value copy per token, so whole-row blocks of 16-byte vectors move it with no
-// per-element index math. A block holds whole rows (x: a row's vectors, y: tokens); a thread
+// per-element index math, and a 128-value fp8_ds_mla tile fits 8 lanes of a warp, so its amax
+// costs three shuffles. A block holds whole rows (x: a row's vectors, y: tokens); a thread
 // reads its token's slot once, then moves vectors of kv_c or k_pe to the entry, cast (and divided
 // by the per-tensor scale) by kernels/common/vec.cuh, two values per conversion instruction.
 // Every launch uses PDL. This file only executes a plan (plan.cpp).
@@ -42,6 +43,61 @@ __global__ void __launch_bounds__(kMaxThreads) mla_cache_plain(MlaCacheArgs a) {
   }
 }
 
+// fp8_ds_mla (SPEC.md §6): one warp per token. Lane l holds kv_c values [16l, 16l + 16), so the
+// 8 lanes of a quarter-warp hold one 128-value tile: the tile's amax is a max over the lane's 16
+// values and three xor-shuffles, every lane of the tile computes the same scale, and each lane
+// stores its 16 e4m3 codes as one 16-byte store. Lanes 0-7 also move the 64 rope values, 16
+// bytes each, kept in bf16.
+template <bool POW2>
+__device__ __forceinline__ float ds_tile_scale(float amax) {
+  const float quotient = __fdiv_rn(amax, 448.0f);  // correctly rounded, subnormals kept
+  if constexpr (!POW2) {
+    return fmaxf(quotient, 0x1p-126f);  // FLT_MIN
+  } else {
+    const float v = fmaxf(quotient, 1e-4f);
+    if (isinf(v)) return v;
+    // v is normal: a power of two when its mantissa field is zero, else the next one up.
+    unsigned bits = __float_as_uint(v);
+    if (bits & 0x7FFFFFu) bits = ((bits >> 23) + 1u) << 23;
+    return __uint_as_float(bits);
+  }
+}
+
+constexpr int kDsWarps = 4;  // tokens per block
+
+template <class In, bool POW2>
+__global__ void __launch_bounds__(32 * kDsWarps) mla_cache_ds(MlaCacheArgs a) {
+  pdl_launch_dependents();  // launched with PDL
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const std::int64_t t =
+      static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (t >= a.num_tokens) return;  // the whole warp: the shuffles below need every lane
+  pdl_wait();                     // slots and inputs may come from the previous kernel
+  const std::int64_t slot = a.slot_mapping[t];
+  if (slot < 0) return;  // padding: the whole warp leaves
+  unsigned char* entry = static_cast<unsigned char*>(a.cache) +
+                         (slot / a.block_size) * a.block_stride +
+                         (slot % a.block_size) * a.entry_stride;
+  const Vec<In, 16> x =
+      load_vec<In, 16>(static_cast<const In*>(a.kv_c) + t * a.kv_c_s0 + 16 * lane);
+  float amax = 0.0f;  // fmaxf returns the other operand for a NaN: NaNs never become the amax
+#pragma unroll
+  for (int i = 0; i < 16; ++i) amax = fmaxf(amax, fabsf(to_float(x.v[i])));
+#pragma unroll
+  for (int offset = 4; offset > 0; offset /= 2)
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, offset));
+  const float scale = ds_tile_scale<POW2>(amax);
+  store_vec(reinterpret_cast<fp8_e4m3_t*>(entry) + 16 * lane,
+            cast_vec<fp8_e4m3_t>(x, Divisor(scale)));
+  if (lane % 8 == 0) reinterpret_cast<float*>(entry + 512)[lane / 8] = scale;
+  if (lane < 8) {
+    const Vec<In, 8> rope =
+        load_vec<In, 8>(static_cast<const In*>(a.k_pe) + t * a.k_pe_s0 + 8 * lane);
+    store_vec(reinterpret_cast<__nv_bfloat16*>(entry + 528) + 8 * lane,
+              cast_vec<__nv_bfloat16>(rope));
+  }
+}
+
 template <class In, class Out, int V>
 cudaError_t launch_plain(const MlaCacheArgs& a, const MlaCachePlan& p, cudaStream_t stream) {
   const dim3 grid(p.grid.x, p.grid.y, p.grid.z), block(p.block.x, p.block.y, p.block.z);
@@ -50,6 +106,18 @@ cudaError_t launch_plain(const MlaCacheArgs& a, const MlaCachePlan& p, cudaStrea
 }
 
 }  // namespace
+
+cudaError_t launch_mla_cache_ds(const MlaCacheArgs& a, const MlaCachePlan& p, cudaStream_t stream) {
+  const dim3 grid(p.grid.x, p.grid.y, p.grid.z), block(p.block.x, p.block.y, p.block.z);
+  const bool pow2 = p.tile_scale == TileScale::pow2;
+  if (a.in_dtype == DType::bf16)
+    return launch_pdl(pow2 ? mla_cache_ds<__nv_bfloat16, true> : mla_cache_ds<__nv_bfloat16, false>,
+                      grid, block, stream, a);
+  if (a.in_dtype == DType::f16)
+    return launch_pdl(pow2 ? mla_cache_ds<__half, true> : mla_cache_ds<__half, false>, grid, block,
+                      stream, a);
+  return cudaErrorInvalidValue;
+}
 
 cudaError_t launch_mla_cache_plain(const MlaCacheArgs& a, const MlaCachePlan& p,
                                    cudaStream_t stream) {

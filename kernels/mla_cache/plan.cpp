@@ -9,6 +9,7 @@ namespace kvbench::kernels {
 namespace {
 
 constexpr int kThreads = 256;  // threads a block is given, at most
+constexpr int kDsWarps = 4;    // fp8_ds_mla: tokens (one warp each) per block, at most
 
 // Whether every access can be `n` elements wide: widths and strides divisible, pointers aligned.
 bool vec_ok(const MlaCacheArgs& a, int n) {
@@ -35,6 +36,27 @@ void shape(const MlaCacheArgs& a, MlaCachePlan& p) {
   p.block = Dim3{x, y, 1};
 }
 
+// fp8_ds_mla (SPEC.md §6): the layout's own sizes, its 16-byte aligned entries, and inputs that
+// 16-byte loads can read; "" when the launch can take them.
+std::string ds_refusal(const MlaCacheArgs& a) {
+  if (a.lora_rank != 512 || a.rope_dim != 64) return "fp8_ds_mla needs L = 512 and R = 64";
+  if (a.out_dtype != DType::fp8_e4m3) return "fp8_ds_mla stores e4m3 codes";
+  if (a.scale != nullptr) return "fp8_ds_mla takes no per-tensor scale";
+  if (a.entry_stride % 16 != 0 || a.block_stride % 16 != 0 || !vec_aligned(a.cache, 1, 16))
+    return "fp8_ds_mla cache entries not 16-byte aligned";
+  if (!divisible(a.kv_c_s0, 8) || !divisible(a.k_pe_s0, 8) || !vec_aligned(a.kv_c, 2, 8) ||
+      !vec_aligned(a.k_pe, 2, 8))
+    return "fp8_ds_mla inputs not in 16-byte rows";
+  return "";
+}
+
+// One warp per token, up to kDsWarps tokens a block.
+void shape_ds(const MlaCacheArgs& a, MlaCachePlan& p) {
+  const auto warps = static_cast<unsigned>(std::min<std::int64_t>(kDsWarps, a.num_tokens));
+  p.grid = Dim3{static_cast<unsigned>((a.num_tokens + warps - 1) / warps), 1, 1};
+  p.block = Dim3{32 * warps, 1, 1};
+}
+
 }  // namespace
 
 bool mla_cache_supported(DType in, DType out) {
@@ -45,6 +67,8 @@ std::string to_string(MlaCachePath p) {
   switch (p) {
     case MlaCachePath::plain:
       return "plain";
+    case MlaCachePath::fp8_ds_mla:
+      return "fp8_ds_mla";
   }
   return "?";
 }
@@ -64,6 +88,14 @@ MlaCachePlan plan_mla_cache(const MlaCacheArgs& a, Variant variant, const Device
     p.error = "concat_and_cache_mla has one variant, optimized";
     return p;
   }
+  if (a.entry == MlaEntry::fp8_ds_mla) {
+    p.path = MlaCachePath::fp8_ds_mla;
+    p.tile_scale = a.tile_scale;
+    p.vec = 16;  // a lane's kv_c values: two 16-byte loads, one 16-byte store
+    p.error = ds_refusal(a);
+    if (p.error.empty()) shape_ds(a, p);
+    return p;
+  }
   // 16-byte input vectors (8 values): one load, one conversion per pair, one store of 16 (16-bit
   // caches) or 8 (fp8) bytes; one element where a width, stride or pointer does not allow it.
   const int wide = input_vec(size_of(a.in_dtype));
@@ -73,15 +105,20 @@ MlaCachePlan plan_mla_cache(const MlaCacheArgs& a, Variant variant, const Device
 }
 
 std::string plan_key(const MlaCachePlan& p, DType in) {
+  if (p.path == MlaCachePath::fp8_ds_mla)
+    return std::string("fp8_ds_mla tile=") + (p.tile_scale == TileScale::pow2 ? "pow2" : "raw");
   return to_string(p.path) + " vec=" + vec_kind(p.vec, static_cast<int>(size_of(in)));
 }
 
 std::string to_string(const MlaCachePlan& p, DType in) {
   if (!p.error.empty()) return "not launchable: " + p.error;
-  return plan_key(p, in) + " V=" + std::to_string(p.vec) + (p.pdl ? " pdl" : " no_pdl") +
-         " grid=" + to_string(p.grid) + " block=" + to_string(p.block);
+  const std::string v = p.path == MlaCachePath::plain ? " V=" + std::to_string(p.vec) : "";
+  return plan_key(p, in) + v + (p.pdl ? " pdl" : " no_pdl") + " grid=" + to_string(p.grid) +
+         " block=" + to_string(p.block);
 }
 
-std::set<std::string> reachable_mla_cache_keys() { return {"plain vec=in16", "plain vec=1"}; }
+std::set<std::string> reachable_mla_cache_keys() {
+  return {"plain vec=in16", "plain vec=1", "fp8_ds_mla tile=raw", "fp8_ds_mla tile=pow2"};
+}
 
 }  // namespace kvbench::kernels

@@ -111,13 +111,68 @@ __global__ void planted_mla_cache(kernels::MlaCacheArgs a, Bug bug) {
   }
 }
 
+__device__ float planted_tile_scale(float amax, bool pow2) {
+  const float q = __fdiv_rn(amax, 448.0f);
+  if (!pow2) return fmaxf(q, 0x1p-126f);
+  const float v = fmaxf(q, 1e-4f);
+  if (isinf(v)) return v;
+  unsigned bits = __float_as_uint(v);
+  if (bits & 0x7FFFFFu) bits = ((bits >> 23) + 1u) << 23;
+  return __uint_as_float(bits);
+}
+
+// fp8_ds_mla, one block per token: 4 threads take a tile's amax and scale each, then every
+// thread quantizes by the IEEE division and the rope is copied (or cast) to bf16.
+template <class In>
+__global__ void planted_ds_mla(kernels::MlaCacheArgs a, Bug bug) {
+  __shared__ float scales[4];
+  const std::int64_t t = blockIdx.x;
+  const std::int64_t s = a.slot_mapping[t];
+  if (s < 0) return;  // the whole block
+  unsigned char* entry = static_cast<unsigned char*>(a.cache) +
+                         (s / a.block_size) * a.block_stride + (s % a.block_size) * a.entry_stride;
+  const In* kv_c = static_cast<const In*>(a.kv_c) + t * a.kv_c_s0;
+  const In* k_pe = static_cast<const In*>(a.k_pe) + t * a.k_pe_s0;
+  const int early = bug == Bug::tile_boundary ? 1 : 0;
+  const auto tile_of = [early](int j) { return min((j + early) / 128, 3); };
+  if (threadIdx.x < 4) {
+    float amax = 0.0f;
+    for (int j = 0; j < 512; ++j)
+      if (tile_of(j) == static_cast<int>(threadIdx.x)) amax = fmaxf(amax, fabsf(to_float(kv_c[j])));
+    const bool pow2 =
+        (a.tile_scale == kernels::TileScale::pow2) != (bug == Bug::scale_rule_swapped);
+    float scale = planted_tile_scale(amax, pow2);
+    if (bug == Bug::wrong_tile_scale) scale = nextafterf(scale, INFINITY);
+    scales[threadIdx.x] = scale;
+    memcpy(entry + 512 + 4 * threadIdx.x, &scale, 4);
+  }
+  __syncthreads();
+  for (int j = static_cast<int>(threadIdx.x); j < 512; j += static_cast<int>(blockDim.x))
+    entry[j] = from_float<fp8_e4m3_t>(__fdiv_rn(to_float(kv_c[j]), scales[tile_of(j)])).bits;
+  for (int j = static_cast<int>(threadIdx.x); j < 64; j += static_cast<int>(blockDim.x)) {
+    unsigned short bits;
+    if (bug == Bug::rope_quantized) {
+      bits = from_float<fp8_e4m3_t>(to_float(k_pe[j])).bits;
+    } else {
+      const __nv_bfloat16 b = cast<__nv_bfloat16>(k_pe[j]);
+      memcpy(&bits, &b, 2);
+    }
+    memcpy(entry + 528 + 2 * j, &bits, 2);
+  }
+}
+
 }  // namespace
 
 cudaError_t launch_planted_mla_cache(const kernels::MlaCacheArgs& a, Bug bug, cudaStream_t stream) {
   return kernels::dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {
     using In = typename decltype(in_tag)::type;
     using Out = typename decltype(out_tag)::type;
-    planted_mla_cache<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    if (a.entry == kernels::MlaEntry::fp8_ds_mla) {
+      if constexpr (sizeof(In) == 2)
+        planted_ds_mla<In><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    } else {
+      planted_mla_cache<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    }
     return cudaGetLastError();
   });
 }

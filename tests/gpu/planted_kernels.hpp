@@ -28,6 +28,11 @@ enum class Bug {
   reciprocal_scale,     // x * (1 / scale) instead of the correctly rounded x / scale
   // concat_and_cache_mla (also: slot_off_by_one, padding_written, reciprocal_scale)
   rope_boundary,  // k_pe written from element L - 1 instead of L
+  // concat_and_cache_mla, fp8_ds_mla
+  wrong_tile_scale,    // each tile's scale one ulp above the rule's
+  rope_quantized,      // k_pe stored as e4m3 codes instead of bf16
+  scale_rule_swapped,  // pow2 where raw is asked, raw where pow2 is
+  tile_boundary,       // tiles start one element early: element 128i - 1 is in tile i
 };
 
 cudaError_t launch_planted_concat(const kernels::ConcatArgs& a, Bug bug, cudaStream_t stream);

@@ -22,11 +22,15 @@ kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
   a.entry_stride = g.entry_stride;
   a.in_dtype = c.in_dtype;
   a.out_dtype = c.out_dtype;
+  a.entry =
+      p.layout == MlaLayout::fp8_ds_mla ? kernels::MlaEntry::fp8_ds_mla : kernels::MlaEntry::plain;
+  a.tile_scale =
+      p.scale == MlaScale::tile_pow2 ? kernels::TileScale::pow2 : kernels::TileScale::raw;
   return a;
 }
 
 CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device) {
-  const bool scaled = params_of<MlaCacheParams>(c).scale != ScaleMode::none;
+  const bool scaled = params_of<MlaCacheParams>(c).scale == MlaScale::per_tensor;
   const MlaCacheBuffers b{plan_allocation<void>(0), plan_allocation<void>(1),
                           plan_allocation<std::int64_t>(2),
                           scaled ? plan_allocation<float>(3) : nullptr, plan_allocation<void>(4)};

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
 
 #include "core/checked.hpp"
 #include "core/inputs.hpp"
@@ -34,6 +36,47 @@ std::string rel(const std::string& what, std::int64_t n) {
   return what + " (+" + std::to_string(n) + ")";
 }
 
+constexpr std::int64_t kDsEntry = 656;  // fp8_ds_mla: 512 e4m3 codes, 4 fp32 scales, 64 bf16
+constexpr std::int64_t kDsScales = 512, kDsRope = 528;
+
+bool ds(const Case& c) { return params(c).layout == MlaLayout::fp8_ds_mla; }
+
+constexpr std::pair<MlaLayout, std::string_view> kLayouts[] = {
+    {MlaLayout::nhd, "nhd"}, {MlaLayout::fp8_ds_mla, "fp8_ds_mla"}};
+constexpr std::pair<MlaScale, std::string_view> kScales[] = {{MlaScale::none, "none"},
+                                                             {MlaScale::per_tensor, "per_tensor"},
+                                                             {MlaScale::tile_raw, "tile_raw"},
+                                                             {MlaScale::tile_pow2, "tile_pow2"}};
+
+template <class E, std::size_t N>
+std::string names(const std::pair<E, std::string_view> (&table)[N]) {
+  std::string out;
+  for (const auto& entry : table) out += (out.empty() ? "" : ", ") + std::string(entry.second);
+  return out;
+}
+
+template <class E, std::size_t N>
+E parse(const std::pair<E, std::string_view> (&table)[N], const char* kind, std::string_view text) {
+  for (const auto& [value, name] : table)
+    if (name == text) return value;
+  throw std::invalid_argument("unknown " + std::string(kind) + " '" + std::string(text) +
+                              "' (expected one of " + names(table) + ")");
+}
+
+// A YAML axis over one of the operation's own enums.
+template <class E, std::size_t N>
+Axis own_axis(const std::string& name, E MlaCacheParams::*field,
+              const std::pair<E, std::string_view> (&table)[N], const char* kind) {
+  Axis a;
+  a.name = name;
+  a.kind = Axis::Kind::enumeration;
+  a.set_enum = [field, &table, kind](Case& c, const std::string& v) {
+    params_of<MlaCacheParams>(c).*field = parse(table, kind, v);
+  };
+  a.enum_names = names(table);
+  return a;
+}
+
 class MlaCache final : public Operation {
  public:
   Kernel kernel() const override { return Kernel::concat_and_cache_mla; }
@@ -54,7 +97,8 @@ class MlaCache final : public Operation {
       std::vector<Axis> a = {
           header_axis("in_dtype", &Case::in_dtype),
           header_axis("out_dtype", &Case::out_dtype),
-          param_axis("scale", &MlaCacheParams::scale),
+          own_axis("layout", &MlaCacheParams::layout, kLayouts, "layout"),
+          own_axis("scale", &MlaCacheParams::scale, kScales, "scale"),
           header_axis("strides", &Case::strides),
           param_axis("slots", &MlaCacheParams::slots),
           param_axis("lora_rank", &MlaCacheParams::lora_rank),
@@ -64,13 +108,10 @@ class MlaCache final : public Operation {
           header_axis("variant", &Case::variant),
           header_axis("inject", &Case::inject),
       };
-      a[2].refuse = [](const std::string& v) -> std::string {
-        return v == "per_head" ? "concat_and_cache_mla has one head: scale none or per_tensor" : "";
-      };
-      a[3].refuse = [](const std::string& v) -> std::string {
+      a[4].refuse = [](const std::string& v) -> std::string {
         return v == "sglang" ? "'sglang' strides apply to concat_and_cast_mha_k only" : "";
       };
-      a[4].refuse = [](const std::string& v) -> std::string {
+      a[5].refuse = [](const std::string& v) -> std::string {
         return v == "skip" ? "concat_and_cache_mla has no skip slot (slots random, contiguous "
                              "or padded)"
                            : "";
@@ -84,7 +125,8 @@ class MlaCache final : public Operation {
   // admission (stages.cpp).
   const std::vector<VariantInfo>& variants() const override {
     static const std::vector<VariantInfo> v = {
-        {Variant::optimized, "whole latent rows per block in 16-byte vectors, one slot read a row",
+        {Variant::optimized,
+         "whole latent rows in 16-byte vectors; fp8_ds_mla: a warp per token, 8 lanes per tile",
          nullptr},
     };
     return v;
@@ -95,7 +137,7 @@ class MlaCache final : public Operation {
     std::ostringstream os;
     os << to_string(c.kernel) << ' ' << to_string(c.variant) << " T=" << c.num_tokens
        << " L=" << p.lora_rank << " R=" << p.rope_dim << " BS=" << p.block_size << ' '
-       << to_string(c.in_dtype) << "->" << to_string(c.out_dtype)
+       << to_string(p.layout) << ' ' << to_string(c.in_dtype) << "->" << to_string(c.out_dtype)
        << " strides=" << to_string(c.strides) << " scale=" << to_string(p.scale)
        << " slots=" << to_string(p.slots);
     if (c.inject != Inject::none) os << " inject=" << to_string(c.inject);
@@ -104,8 +146,9 @@ class MlaCache final : public Operation {
 
   std::string describe_key(const std::function<const std::string&(Col)>& at) const override {
     return "T=" + at(Col::num_tokens) + " L=" + at(Col::head_dim) + " R=" + at(Col::rope_dim) +
-           " BS=" + at(Col::block_size) + " " + at(Col::in_dtype) + "->" + at(Col::out_dtype) +
-           " strides=" + at(Col::strides) + " scale=" + at(Col::scale) + " slots=" + at(Col::slots);
+           " BS=" + at(Col::block_size) + " " + at(Col::layout) + " " + at(Col::in_dtype) + "->" +
+           at(Col::out_dtype) + " strides=" + at(Col::strides) + " scale=" + at(Col::scale) +
+           " slots=" + at(Col::slots);
   }
 
   void check_sizes(const Case& c) const override {
@@ -115,7 +158,7 @@ class MlaCache final : public Operation {
 
   // One entry per written token.
   std::int64_t output_elems(const Case& c, std::int64_t written) const override {
-    return mul(written, add(params(c).lora_rank, params(c).rope_dim));
+    return mul(written, mla_cache_geometry(c).entry_elems);
   }
 
   // Host: inputs, expected and actual caches with guards, slots and their owners; device, per
@@ -133,13 +176,14 @@ class MlaCache final : public Operation {
     return f;
   }
 
-  // head_dim holds L; the cache is one head's [NB, BS, L + R], NHD.
+  // head_dim holds L; layout and scale are the operation's own names.
   OpColumns columns(const Case& c) const override {
     const MlaCacheParams& p = params(c);
     OpColumns cols;
     cols.head_dim = p.lora_rank;
     cols.rope_dim = p.rope_dim;
     cols.block_size = p.block_size;
+    cols.layout = to_string(p.layout);
     cols.scale = to_string(p.scale);
     cols.slots = p.slots;
     return cols;
@@ -149,7 +193,8 @@ class MlaCache final : public Operation {
     p.lora_rank = cols.head_dim;
     p.rope_dim = cols.rope_dim;
     p.block_size = cols.block_size;
-    p.scale = from_string<ScaleMode>(cols.scale);
+    p.layout = mla_layout_from(cols.layout);
+    p.scale = mla_scale_from(cols.scale);
     p.slots = cols.slots;
   }
 
@@ -159,6 +204,37 @@ class MlaCache final : public Operation {
 };
 
 }  // namespace
+
+std::string_view to_string(MlaLayout v) {
+  for (const auto& [value, name] : kLayouts)
+    if (value == v) return name;
+  return "?";
+}
+std::string_view to_string(MlaScale v) {
+  for (const auto& [value, name] : kScales)
+    if (value == v) return name;
+  return "?";
+}
+MlaLayout mla_layout_from(std::string_view text) { return parse(kLayouts, "layout", text); }
+MlaScale mla_scale_from(std::string_view text) { return parse(kScales, "scale", text); }
+
+std::string mla_refusal(const Case& c) {
+  const MlaCacheParams& p = params(c);
+  const std::string scale(to_string(p.scale));
+  const bool tile = p.scale == MlaScale::tile_raw || p.scale == MlaScale::tile_pow2;
+  if (!ds(c))
+    return tile ? "scale " + scale +
+                      " is a tile rule of layout fp8_ds_mla (layout nhd takes none or per_tensor)"
+                : "";
+  if (c.out_dtype != DType::fp8_e4m3)
+    return "layout fp8_ds_mla stores e4m3 codes: out_dtype fp8_e4m3, not " +
+           std::string(to_string(c.out_dtype));
+  if (!tile) return "layout fp8_ds_mla scales each tile: scale tile_raw or tile_pow2, not " + scale;
+  if (p.lora_rank != 512 || p.rope_dim != 64)
+    return "layout fp8_ds_mla holds L = 512 and R = 64, not L = " + std::to_string(p.lora_rank) +
+           ", R = " + std::to_string(p.rope_dim);
+  return "";
+}
 
 const Operation& mla_cache_operation() {
   static const MlaCache op;
@@ -174,7 +250,7 @@ MlaCacheGeometry mla_cache_geometry(const Case& c) {
   g.k_pe_s0 = add(R, pad);
   g.kv_c_elems = mul(T, g.kv_c_s0);
   g.k_pe_elems = mul(T, g.k_pe_s0);
-  g.entry_elems = add(L, R);
+  g.entry_elems = ds(c) ? kDsEntry : add(L, R);
   g.entry_stride = add(g.entry_elems, pad);
   g.block_stride = add(mul(BS, g.entry_stride), pad);
   // Room for every token plus slack, so some slots stay untouched and their canary is checked.
@@ -188,8 +264,9 @@ MlaCacheGeometry mla_cache_geometry(const Case& c) {
 std::int64_t mla_cache_bytes(const Case& c, std::int64_t written) {
   const auto in = static_cast<std::int64_t>(size_of(c.in_dtype));
   const auto out = static_cast<std::int64_t>(size_of(c.out_dtype));
-  const std::int64_t entry = add(params(c).lora_rank, params(c).rope_dim);
-  return add(mul(8, c.num_tokens), mul(written, mul(entry, in + out)));
+  const std::int64_t values = add(params(c).lora_rank, params(c).rope_dim);
+  const std::int64_t entry = ds(c) ? kDsEntry : mul(values, out);  // bytes written per token
+  return add(mul(8, c.num_tokens), mul(written, add(mul(values, in), entry)));
 }
 
 std::vector<std::int64_t> make_mla_slots(const Case& c, const MlaCacheGeometry& g,
@@ -233,10 +310,17 @@ std::string check_mla_strides(const Case& c, const MlaCacheGeometry& g) {
   const std::int64_t L = p.lora_rank, R = p.rope_dim, BS = p.block_size;
   if (g.kv_c_s0 < L) return too_small("kv_c token stride", g.kv_c_s0, "L", L);
   if (g.k_pe_s0 < R) return too_small("k_pe token stride", g.k_pe_s0, "R", R);
-  if (g.entry_stride < L + R) return too_small("cache entry stride", g.entry_stride, "L+R", L + R);
-  if (g.block_stride < (BS - 1) * g.entry_stride + L + R)
-    return too_small("cache block stride", g.block_stride, "(BS-1)*entry stride + L+R",
-                     (BS - 1) * g.entry_stride + L + R);
+  const std::int64_t E = g.entry_elems;
+  if (g.entry_stride < E)
+    return too_small("cache entry stride", g.entry_stride, ds(c) ? "656 bytes" : "L+R", E);
+  if (g.block_stride < (BS - 1) * g.entry_stride + E)
+    return too_small("cache block stride", g.block_stride, "(BS-1)*entry stride + entry",
+                     (BS - 1) * g.entry_stride + E);
+  // fp8_ds_mla entries hold fp32 scales and are written in 16-byte stores (SPEC.md §6).
+  if (ds(c) && (g.entry_stride % 16 != 0 || g.block_stride % 16 != 0))
+    return "fp8_ds_mla cache misaligned: entry stride " + std::to_string(g.entry_stride) +
+           " and block stride " + std::to_string(g.block_stride) +
+           " bytes must be multiples of 16 (every entry 16-byte aligned)";
   return "";
 }
 
@@ -276,7 +360,11 @@ std::string inject_mla(const Case& c, MlaCacheGeometry& g, std::vector<std::int6
     case Inject::swa_out_of_range:
       return "does not apply to concat_and_cache_mla (it has no SWA table)";
     case Inject::misaligned_cache:
-      return "does not apply to concat_and_cache_mla's plain cache (it takes any alignment)";
+      if (!ds(c)) return name + " needs layout fp8_ds_mla (layout nhd takes any alignment)";
+      g.entry_stride += 8;  // every other entry starts 8 bytes off a 16-byte boundary
+      g.block_stride = mul(params(c).block_size, g.entry_stride);
+      g.cache_elems = mul(g.num_blocks, g.block_stride);
+      return "";
   }
   return name + ": unknown injection";
 }
@@ -295,8 +383,17 @@ std::string locate_mla(const Case& c, const MlaCacheGeometry& g,
   if (e >= g.entry_elems) return rel("padding after " + entry + "]", e - g.entry_elems);
   const std::int64_t slot = b * BS + o;
   const std::int64_t owner = owners[static_cast<std::size_t>(slot)];
-  const std::string part =
-      e < L ? " (kv_c " + std::to_string(e) + ")" : " (k_pe " + std::to_string(e - L) + ")";
+  std::string part;
+  if (!ds(c))
+    part = e < L ? " (kv_c " + std::to_string(e) + ")" : " (k_pe " + std::to_string(e - L) + ")";
+  else if (e < kDsScales)
+    part = " (kv_c " + std::to_string(e) + ", tile " + std::to_string(e / 128) + ")";
+  else if (e < kDsRope)
+    part = " (scale of tile " + std::to_string((e - kDsScales) / 4) + ", byte " +
+           std::to_string((e - kDsScales) % 4) + ")";
+  else
+    part = " (k_pe " + std::to_string((e - kDsRope) / 2) + ", byte " +
+           std::to_string((e - kDsRope) % 2) + ")";
   return entry + ", " + std::to_string(e) + part + "] (slot " + std::to_string(slot) + ")" +
          (owner >= 0 ? " of token " + std::to_string(owner) : ", which no token writes");
 }

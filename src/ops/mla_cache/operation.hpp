@@ -4,7 +4,7 @@
 // its run stages: stages.cpp; its kernels: kernels/mla_cache/.
 //
 // kv_c [T, L] and k_pe [T, R] -> one L + R entry per token's slot of the cache [NB, BS, L + R]
-// (SPEC.md §5).
+// (SPEC.md §5), or one 656-byte fp8_ds_mla entry (SPEC.md §6).
 #pragma once
 
 #include <cstdint>
@@ -18,11 +18,15 @@ namespace kvbench {
 
 const Operation& mla_cache_operation();
 
+// "" when the case's layout, scale, cache dtype and widths go together, else why not (the row is
+// not_supported): fp8_ds_mla takes fp8_e4m3, a tile rule, L = 512 and R = 64; nhd no tile rule.
+std::string mla_refusal(const Case& c);
+
 // Geometry, in elements of each tensor's dtype.
 struct MlaCacheGeometry {
   std::int64_t kv_c_s0, k_pe_s0;        // input token strides
   std::int64_t kv_c_elems, k_pe_elems;  // input allocations
-  std::int64_t entry_elems;             // L + R: what a token writes
+  std::int64_t entry_elems;             // L + R, or 656 (bytes) for fp8_ds_mla: what a token writes
   std::int64_t entry_stride;            // between the entries of a block
   std::int64_t block_stride;            // between blocks
   std::int64_t num_blocks, num_slots;   // NB, NB * BS

@@ -23,7 +23,7 @@ struct MlaSlots {
 };
 
 std::vector<float> make_scale(const Case& c, std::uint64_t seed) {
-  if (params_of<MlaCacheParams>(c).scale == ScaleMode::none) return {};
+  if (params_of<MlaCacheParams>(c).scale != MlaScale::per_tensor) return {};
   std::uint64_t state = seed;  // positive, finite, not a power of two: the division must round
   return {0.25f + static_cast<float>(splitmix64(state) % 4096) / 1024.0f + 1.0f / 3.0f};
 }
@@ -165,7 +165,10 @@ class MlaCacheSets final : public CaseSets {
     std::memset(h.expected.data(), kCanary, h.expected.size());
     ref::MlaCacheProblem prob{};
     prob.in_dtype = c_.in_dtype;
-    prob.layout = ref::MlaCacheLayout::plain;
+    const bool ds = p_.layout == MlaLayout::fp8_ds_mla;
+    prob.layout = ds ? ref::MlaCacheLayout::fp8_ds_mla : ref::MlaCacheLayout::plain;
+    prob.rule =
+        p_.scale == MlaScale::tile_pow2 ? ref::TileScaleRule::pow2 : ref::TileScaleRule::raw;
     prob.cache_dtype = c_.out_dtype;
     prob.num_tokens = c_.num_tokens;
     prob.lora_rank = p_.lora_rank;
@@ -188,7 +191,8 @@ class MlaCacheSets final : public CaseSets {
   void save_set(int set, const MlaHost& host, const MlaSlots& sl, const Bytes& actual) const {
     std::ostringstream geo;
     geo << "kv_c [T, L] stride (" << g_.kv_c_s0 << ", 1); k_pe [T, R] stride (" << g_.k_pe_s0
-        << ", 1); cache [NB, BS, L+R]: NB " << g_.num_blocks << ", block stride " << g_.block_stride
+        << ", 1); cache [NB, BS, entry] (" << to_string(p_.layout) << ", " << g_.entry_elems
+        << " elements an entry): NB " << g_.num_blocks << ", block stride " << g_.block_stride
         << ", entry stride " << g_.entry_stride << ", starting at element " << g_.guard_elems
         << " of cache_expected / cache_actual (guards of " << g_.guard_elems
         << " canary elements before and after)";
@@ -226,6 +230,11 @@ std::unique_ptr<CaseSets> mla_cache_sets(const Case& c, std::uint64_t seed,
     row.reason = "dtype pair " + std::string(to_string(c.in_dtype)) + "->" +
                  std::string(to_string(c.out_dtype)) +
                  " not supported (inputs: f16, bf16; caches: f16, bf16, fp8_e4m3, fp8_e5m2)";
+    return nullptr;
+  }
+  if (std::string why = mla_refusal(c); !why.empty()) {
+    row.status = Status::not_supported;
+    row.reason = why;
     return nullptr;
   }
   if (!admit_variant(c, row)) return nullptr;
