@@ -7,6 +7,7 @@
 
 #include "core/case.hpp"
 #include "core/checked.hpp"
+#include "core/columns.hpp"
 #include "core/csv.hpp"
 #include "core/validate.hpp"
 #include "tests/support.hpp"
@@ -274,6 +275,19 @@ TEST(MlaCache, DsMlaColumnsRoundTripThroughTheCaseKey) {
     EXPECT_STREQ(
         e.what(),
         "unknown scale 'per_head' (expected one of none, per_tensor, tile_raw, tile_pow2)");
+  }
+}
+
+// compare's reports name a row from its key's text as describe() names the case.
+TEST(MlaCache, DescribeKeyMatchesDescribe) {
+  for (const Case& c : {ds_case(37, MlaScale::tile_pow2), mla_case(5)}) {
+    const std::vector<std::string> key = case_key(c);
+    const std::string text =
+        operation(Kernel::concat_and_cache_mla).describe_key([&](Col col) -> const std::string& {
+          return key[key_index(col)];
+        });
+    const std::string d = describe(c);
+    EXPECT_EQ(d.substr(d.find(" T=") + 1), text);
   }
 }
 
