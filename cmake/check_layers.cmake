@@ -13,7 +13,8 @@
 #   op         each operation's pure part (src/ops/<op>/operation*, params*) and the registry
 #              (src/ops/registry.cpp): core and other operations' pure parts only; they build
 #              into kvbench_core, which links no kernel target
-#   launch     src/ops/launch.*, src/ops/<op>/launch*: an operation's kernel arguments and plan
+#   launch     src/ops/launch.*, src/ops/<op>/launch*: an operation's kernel arguments and plan,
+#              and those arguments as the plugin ABI's (include/kvbench/)
 #   runtime    src/runtime/: the CUDA host harness (timing, buffers, the case runner)
 #   stages     src/ops/stages.*, src/ops/<op>/stages*: each operation's run stages
 #   plugin     src/plugin/: the plugin loader over include/kvbench/
@@ -86,7 +87,7 @@ function(allowed f inc out)
     endif()
   elseif(f STREQUAL "launch")
     if(inc MATCHES "^core/" OR inc MATCHES "${OPS_PURE}" OR inc MATCHES "${OPS_LAUNCH}"
-       OR inc MATCHES "${KERNEL_PLANS}")
+       OR inc MATCHES "${KERNEL_PLANS}" OR inc MATCHES "^kvbench/")
       set(ok TRUE)
     endif()
   elseif(f STREQUAL "runtime")

@@ -8,7 +8,9 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flags.hpp"
+#include "cli/plugins.hpp"
 #include "core/csv.hpp"
+#include "core/operation.hpp"
 #include "core/shard.hpp"
 #include "core/sweep.hpp"
 #include "ops/launch.hpp"
@@ -39,8 +41,11 @@ struct ListPlan {
 // `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
 // `max_cases`: the expanded case count past which the config is refused (--max-cases).
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
-             const std::string& shard, std::uint64_t max_cases) {
-  const Config config = load_config(config_path, max_cases);
+             const std::string& shard, std::uint64_t max_cases,
+             const std::vector<std::string>& plugins, const std::vector<std::string>& variants) {
+  if (!plugins.empty()) load_plugin_variants(plugins);  // the config may name their variants
+  Config config = load_config(config_path, max_cases);
+  if (!variants.empty()) config.cases = with_variants(config.cases, variants);
   // --shard: the cases of that shard only, numbered as in the whole sweep.
   Shard s;
   if (!shard.empty()) s = parse_shard(shard, [](const char* name) { return std::getenv(name); });
@@ -80,6 +85,7 @@ Command add_list(CLI::App& app) {
     std::string config_path, format = "text", shard;
     std::uint64_t max_cases = kDefaultMaxCases;
     ListPlan plan;
+    std::vector<std::string> plugins, variants;
   };
   auto a = std::make_shared<Args>();
   CLI::App* list = app.add_subcommand(
@@ -97,8 +103,11 @@ Command add_list(CLI::App& app) {
       ->check(non_empty());
   list->add_option("--shard", a->shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged")
       ->check(non_empty());
-  return {list,
-          [a] { return cmd_list(a->config_path, a->format, a->plan, a->shard, a->max_cases); }};
+  add_plugin_flags(list, a->plugins, a->variants);
+  return {list, [a] {
+            return cmd_list(a->config_path, a->format, a->plan, a->shard, a->max_cases, a->plugins,
+                            a->variants);
+          }};
 }
 
 }  // namespace kvbench::cli

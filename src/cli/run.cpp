@@ -21,12 +21,14 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flags.hpp"
+#include "cli/plugins.hpp"
 #include "cli/report.hpp"
 #include "cli/supervisor.hpp"
 #include "cli/worker_setup.hpp"
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
+#include "core/operation.hpp"
 #include "core/outputs.hpp"
 #include "core/progress.hpp"
 #include "core/result_csv.hpp"
@@ -52,6 +54,9 @@ struct RunArgs {
   bool resume = false;             // --resume: append the cases missing from the output
   double case_timeout_s = 900;     // --case-timeout: a worker silent this long is killed
   std::uint64_t max_cases = kDefaultMaxCases;
+  std::vector<std::string> plugins;   // --plugin, in order
+  std::string plugins_json;           // what was loaded (cli/plugins.hpp); empty: none
+  std::vector<std::string> variants;  // --variants; empty: the config's
 };
 
 std::string default_output(const std::string& config) {
@@ -148,6 +153,8 @@ std::vector<std::string> worker_args(const std::string& config_path, const RunAr
   setup.save_tensors_dir = a.validation.save_tensors_dir;
   setup.save_all = a.validation.save_all;
   setup.check_bounds = a.validation.check_bounds;
+  setup.plugins = a.plugins_json;
+  setup.variants = a.variants;
   return {"worker", config_path, "--setup", worker_setup_to_json(setup)};
 }
 
@@ -173,6 +180,8 @@ RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const
   meta.settings = settings;
   meta.selected_cases = args.cases;
   meta.shard = shard;
+  meta.plugins = args.plugins_json;
+  meta.variants = args.variants;
   return meta;
 }
 
@@ -224,6 +233,7 @@ LoadedConfig load_run_config(const RunArgs& args) {
   LoadedConfig c{read_config_text(args.config_path), {}};
   c.config = parse_config(c.text, args.config_path, args.max_cases);
   apply(args.overrides, c.config.settings);
+  if (!args.variants.empty()) c.config.cases = with_variants(c.config.cases, args.variants);
   return c;
 }
 
@@ -232,10 +242,13 @@ LoadedConfig load_run_config(const RunArgs& args) {
 // everything checkable about the gate is checked before any GPU time is spent: the threshold,
 // the baseline (readable, rows, a timed row, no duplicate keys) and the JUnit path.
 std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
+  std::vector<InputFile> inputs = {{"the config", args.config_path},
+                                   {"the baseline", args.gate.baseline}};
+  for (const std::string& p : args.plugins) inputs.push_back({"--plugin", p});
   check_outputs({{"--output", args.output, NonRegular::refuse, true},
                  {"--output's sidecar", args.output + ".json", NonRegular::refuse, true},
                  {"--junit", args.gate.junit}},
-                {{"the config", args.config_path}, {"the baseline", args.gate.baseline}});
+                inputs);
   if (args.gate.baseline.empty()) return std::nullopt;
   const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch};
   ResultTable baseline = read_results(args.gate.baseline);
@@ -376,6 +389,8 @@ class ActiveRun {
 };
 
 int cmd_run(RunArgs args) {
+  // Plugins before the config, which may name their variants; a bad one ends the run here.
+  if (!args.plugins.empty()) args.plugins_json = plugins_json(load_plugin_variants(args.plugins));
   const LoadedConfig loaded = load_run_config(args);
   const Config& config = loaded.config;
   if (args.output.empty()) args.output = default_output(args.config_path);
@@ -452,6 +467,7 @@ Command add_run(CLI::App& app) {
   run->add_option("--devices", a->devices,
                   "GPUs to run on, one worker each: all, or numbers like 0,2,5 (default: device 0)")
       ->check(non_empty());
+  add_plugin_flags(run, a->plugins, a->variants);
   run->add_flag("--resume", a->resume,
                 "Keep the rows already in the output and run only the missing cases");
   run->add_option("--case-timeout", a->case_timeout_s,

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -19,11 +20,13 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flags.hpp"
+#include "cli/plugins.hpp"
 #include "cli/report.hpp"
 #include "cli/worker_setup.hpp"
 #include "core/csv.hpp"
 #include "core/footprint.hpp"
 #include "core/metadata.hpp"
+#include "core/operation.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda_check.hpp"
@@ -161,10 +164,12 @@ std::vector<FloorEntry> launch_floor(const RunSettings& settings, const DeviceDe
 // A worker after `ready`: the config's cases, run one per request.
 class CaseRunner {
  public:
-  CaseRunner(const Config& config, const ValidationOptions& validation, const DeviceInfo& device,
-             const DeviceDetails& details, const Calibration& calibration)
+  CaseRunner(const Config& config, const ValidationOptions& validation,
+             const LaunchOverride& launches, const DeviceInfo& device, const DeviceDetails& details,
+             const Calibration& calibration)
       : config_(config),
         validation_(validation),
+        launches_(launches),
         device_(device),
         details_(details),
         calibration_(calibration),
@@ -224,8 +229,8 @@ class CaseRunner {
     } else {
       const bool planted = plant_ && std::strtoull(plant_, nullptr, 10) == index && *plant_;
       probe_.start();
-      row = run_case(c, settings, device_, validation_,
-                     planted ? planted_fault_launch() : LaunchOverride{});
+      row =
+          run_case(c, settings, device_, validation_, planted ? planted_fault_launch() : launches_);
       probe_.report(index, need);
     }
     add_derived(row, calibration_.measured_peak_gbps, calibration_.theoretical_peak_gbps,
@@ -240,6 +245,7 @@ class CaseRunner {
 
   const Config& config_;
   ValidationOptions validation_;
+  const LaunchOverride& launches_;  // the plugins' variants
   const DeviceInfo& device_;
   const DeviceDetails& details_;
   const Calibration& calibration_;
@@ -252,7 +258,17 @@ int cmd_worker(const WorkerArgs& args) {
   Channel channel;
   try {
     const WorkerSetup setup = worker_setup_from_json(args.setup);
+    // Plugins first: the config names their variants.
+    LaunchOverride launches;
+    if (!setup.plugins.empty()) {
+      std::vector<std::string> paths;
+      for (const auto& p : nlohmann::json::parse(setup.plugins)) paths.push_back(p.at("path"));
+      const plugin::Plugins& plugins = load_plugin_variants(paths);
+      check_plugins_unchanged(plugins, setup.plugins);
+      launches = with_plugin_launches(std::move(launches), plugins);
+    }
     Config config = load_config(args.config_path, setup.max_cases);
+    if (!setup.variants.empty()) config.cases = with_variants(config.cases, setup.variants);
     config.settings = setup.settings;  // resolved by `run`: the config's, with its flags
     ValidationOptions validation;
     validation.save_tensors_dir = setup.save_tensors_dir;
@@ -266,7 +282,7 @@ int cmd_worker(const WorkerArgs& args) {
     print_calibration(cal);
     std::fflush(stdout);
     channel.send("ready " + device_entry_json(details, cal.calibration, floor));
-    CaseRunner(config, validation, device, details, cal.calibration).serve(channel);
+    CaseRunner(config, validation, launches, device, details, cal.calibration).serve(channel);
     return kOk;
   } catch (const std::exception&) {
     const Failure f = current_failure();

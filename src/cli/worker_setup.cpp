@@ -13,7 +13,10 @@ std::string worker_setup_to_json(const WorkerSetup& s) {
       {"max_cases", s.max_cases},
       {"save_tensors", s.save_tensors_dir},
       {"save_tensors_all", s.save_all},
-      {"check_bounds", s.check_bounds}};
+      {"check_bounds", s.check_bounds},
+      {"plugins", s.plugins.empty() ? nlohmann::ordered_json::array()
+                                    : nlohmann::ordered_json::parse(s.plugins)},
+      {"variants", s.variants}};
   return j.dump();
 }
 
@@ -29,6 +32,10 @@ WorkerSetup worker_setup_from_json(const std::string& text) {
     s.save_tensors_dir = j.at("save_tensors").get<std::string>();
     s.save_all = j.at("save_tensors_all").get<bool>();
     s.check_bounds = j.at("check_bounds").get<bool>();
+    const nlohmann::json& plugins = j.at("plugins");
+    if (!plugins.is_array()) throw std::invalid_argument("--setup: plugins: expected an array");
+    if (!plugins.empty()) s.plugins = plugins.dump();
+    s.variants = j.at("variants").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("--setup: ") + e.what());
   }

@@ -17,10 +17,14 @@ struct WorkerSetup {
   std::string save_tensors_dir;                // --save-tensors; empty: none
   bool save_all = false;                       // --save-tensors-all
   bool check_bounds = false;                   // --check-bounds
+  // --plugin: the sidecar's "plugins" array as text (cli/plugins.hpp); empty: none. The worker
+  // loads the same files and refuses any whose size or SHA-256 has changed.
+  std::string plugins;
+  std::vector<std::string> variants;  // --variants; empty: the config's
 };
 
 // {"settings": {...as the sidecar...}, "max_cases": N, "save_tensors": "DIR",
-//  "save_tensors_all": false, "check_bounds": false}, on one line.
+//  "save_tensors_all": false, "check_bounds": false, "plugins": [...]}, on one line.
 std::string worker_setup_to_json(const WorkerSetup& s);
 
 // The inverse; throws std::invalid_argument naming --setup and the key at fault.

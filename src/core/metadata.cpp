@@ -159,6 +159,8 @@ std::string metadata_to_json(const RunMetadata& m) {
       {"interrupted", m.interrupted},
       {"shard", m.shard.empty() ? J(nullptr) : J(m.shard)},
   };
+  if (!m.plugins.empty()) j["plugins"] = J::parse(m.plugins);
+  if (!m.variants.empty()) j["variants"] = m.variants;
   if (!m.devices.empty()) {
     J devices = J::array();
     for (const std::string& d : m.devices) devices.push_back(J::parse(d));

@@ -57,6 +57,10 @@ struct RunMetadata {
   // One device_entry_json() per worker's device, as the workers report them. When set, the first
   // one also fills the top-level device, calibration and launch floor keys.
   std::vector<std::string> devices;
+  // --plugin: a JSON array of {path, size, sha256, variants}, one per plugin; empty: none (and
+  // no "plugins" key in the sidecar).
+  std::string plugins;
+  std::vector<std::string> variants;  // --variants; empty: the config's (no "variants" key)
 };
 
 // One device of a run as a one-line JSON object: {"device": {...}, "calibration": {...},

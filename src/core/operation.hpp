@@ -116,6 +116,22 @@ const std::vector<const Operation*>& operations();
 // The operation of k; every Kernel value has one (tests/test_registry.cpp).
 const Operation& operation(Kernel k);
 
+// A variant from outside kvbench (a plugin's) joins operation k's list; its name is already
+// named (name_external_variant, core/types.hpp). Add them before any case is made.
+// `origin` says where it comes from ("plugin PATH").
+void add_external_variant(Kernel k, VariantInfo v, std::string origin);
+// Where variant v comes from: "" for kvbench's own.
+std::string variant_origin(Variant v);
+// Operation k's variants: its own (Operation::variants), then those added from outside.
+std::vector<VariantInfo> variants_of(Kernel k);
+
+// --variants: each case once per variant of `names` that its operation has, instead of its own
+// variant, in the order of `cases` then `names`; a case repeated that way is kept once. Cases
+// whose operation has none of them are left out. Throws std::invalid_argument for a name that
+// is no variant, or one that no case's operation has.
+std::vector<Case> with_variants(const std::vector<Case>& cases,
+                                const std::vector<std::string>& names);
+
 // "" when the case's operation lists its variant and the variant supports the case; otherwise
 // why not: "variant slot_order is a reshape_and_cache_flash variant (it orders slots)".
 std::string variant_refusal(const Case& c);

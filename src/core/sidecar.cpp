@@ -200,16 +200,19 @@ std::string resume_mismatch(const std::string& before, const std::string& now,
     const J* old = member(bs, key.c_str());
     if (!old || *old != value) return differ("settings." + key, old ? *old : nul, value);
   }
-  for (const char* key : {"selected_cases", "shard"}) {
+  for (const char* key : {"selected_cases", "shard", "plugins", "variants"}) {
     const J* old_p = member(b, key);
     const J* cur_p = member(n, key);
     const J& old = old_p ? *old_p : nul;
     const J& cur = cur_p ? *cur_p : nul;
     const bool both_empty = (old.is_null() || old.empty()) && (cur.is_null() || cur.empty());
     if (!both_empty && old != cur)
-      return differ(
-          std::string(key == std::string("shard") ? "--shard" : "--case") + " (" + key + ")", old,
-          cur);
+      return differ(std::string(key == std::string("shard")      ? "--shard"
+                                : key == std::string("plugins")  ? "--plugin"
+                                : key == std::string("variants") ? "--variants"
+                                                                 : "--case") +
+                        " (" + key + ")",
+                    old, cur);
   }
   return "";
 }

@@ -1,7 +1,9 @@
 #include "core/types.hpp"
 
 #include <array>
+#include <deque>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace kvbench {
@@ -153,8 +155,21 @@ struct Names<Inject> {
   }};
 };
 
+// The names of the variants from outside kvbench, by value - kFirstExternalVariant (a deque:
+// to_string's views stay valid as names are added).
+std::deque<std::string>& external_variants() {
+  static std::deque<std::string> names;
+  return names;
+}
+
 template <class E>
 std::string_view name_of(E v) {
+  if constexpr (std::is_same_v<E, Variant>) {
+    if (is_external(v)) {
+      const std::size_t i = static_cast<std::size_t>(v) - kFirstExternalVariant;
+      return i < external_variants().size() ? std::string_view(external_variants()[i]) : "?";
+    }
+  }
   for (const auto& [value, name] : Names<E>::table)
     if (value == v) return name;
   return "?";
@@ -178,31 +193,36 @@ std::string_view to_string(Timer v) { return name_of(v); }
 std::string_view to_string(Context v) { return name_of(v); }
 
 template <class E>
+const std::vector<E>& all_values() {
+  static std::vector<E> values;
+  std::size_t count = Names<E>::table.size();
+  if constexpr (std::is_same_v<E, Variant>) count += external_variants().size();
+  if (values.size() != count) {  // first call, or a variant named since
+    values.clear();
+    for (const auto& entry : Names<E>::table) values.push_back(entry.first);
+    if constexpr (std::is_same_v<E, Variant>)
+      for (std::size_t i = 0; i < external_variants().size(); ++i)
+        values.push_back(static_cast<Variant>(kFirstExternalVariant + i));
+  }
+  return values;
+}
+
+template <class E>
 std::string joined_names() {
   std::string out;
-  for (const auto& entry : Names<E>::table) {
+  for (E v : all_values<E>()) {
     if (!out.empty()) out += ", ";
-    out += entry.second;
+    out += name_of(v);
   }
   return out;
 }
 
 template <class E>
 E from_string(std::string_view text) {
-  for (const auto& [value, name] : Names<E>::table)
-    if (name == text) return value;
+  for (E v : all_values<E>())
+    if (name_of(v) == text) return v;
   throw std::invalid_argument("unknown " + std::string(Names<E>::kind) + " '" + std::string(text) +
                               "' (expected one of " + joined_names<E>() + ")");
-}
-
-template <class E>
-const std::vector<E>& all_values() {
-  static const std::vector<E> values = [] {
-    std::vector<E> v;
-    for (const auto& entry : Names<E>::table) v.push_back(entry.first);
-    return v;
-  }();
-  return values;
 }
 
 #define KVBENCH_INSTANTIATE(E)                    \
@@ -238,6 +258,17 @@ std::size_t size_of(DType t) {
   }
   return 0;
 }
+
+Variant name_external_variant(const std::string& name) {
+  for (Variant v : all_values<Variant>())
+    if (name_of(v) == name)
+      throw std::invalid_argument("variant name '" + name + "' is taken (" +
+                                  (is_external(v) ? "by an earlier plugin" : "by kvbench") + ")");
+  external_variants().push_back(name);
+  return static_cast<Variant>(kFirstExternalVariant + external_variants().size() - 1);
+}
+
+bool is_external(Variant v) { return static_cast<std::uint16_t>(v) >= kFirstExternalVariant; }
 
 bool is_fp8(DType t) { return t == DType::fp8_e4m3 || t == DType::fp8_e5m2; }
 

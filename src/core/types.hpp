@@ -17,8 +17,11 @@ enum class DType { f32, f16, bf16, fp8_e4m3, fp8_e5m2 };
 enum class Kernel { concat_mla_k, cache_write, concat_and_cache_mla };
 // The variants' names. Which operation has which, and why each exists, each operation lists in
 // one place (its variants(), src/ops/<op>/operation.cpp); a variant's launch decisions are its
-// plan's (kernels/<op>/plan.cpp).
-enum class Variant { seed_port, optimized, slot_order };
+// plan's (kernels/<op>/plan.cpp). These are kvbench's own; a variant from outside (a plugin's,
+// docs/plugins.md) takes a value from kFirstExternalVariant up when it is named
+// (name_external_variant), and from then on prints and parses like these.
+enum class Variant : std::uint16_t { seed_port, optimized, slot_order };
+inline constexpr std::uint16_t kFirstExternalVariant = 256;
 enum class Layout { nhd, hnd };
 enum class ScaleMode { none, per_tensor, per_head };
 // random: distinct random slots; contiguous: one run of consecutive slots; padded: random with
@@ -89,6 +92,13 @@ const std::vector<E>& all_values();
 // "a, b, c" for error messages.
 template <class E>
 std::string joined_names();
+
+// Names a variant from outside kvbench: its value (the next from kFirstExternalVariant on),
+// known to to_string, from_string and all_values from then on. A name already taken (one of
+// kvbench's, or named before) throws std::invalid_argument. Name variants before any case is
+// made: the names are process-wide and not guarded for threads.
+Variant name_external_variant(const std::string& name);
+bool is_external(Variant v);
 
 std::size_t size_of(DType t);
 bool is_fp8(DType t);

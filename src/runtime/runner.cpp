@@ -175,6 +175,10 @@ Row run_case(const Case& c, const RunSettings& settings, const DeviceInfo& devic
     row.timed = false;
     row.reason = failure_reason(e);
     cudaGetLastError();  // clear a non-sticky error; ensure_device_usable() finds sticky ones
+  } catch (const LaunchError& e) {
+    row.status = Status::failed;
+    row.timed = false;
+    row.reason = e.what();
   } catch (const std::bad_alloc&) {
     row.status = Status::failed;
     row.timed = false;

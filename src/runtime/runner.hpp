@@ -39,10 +39,11 @@ struct ValidationOptions {
   std::size_t max_report = 8;     // mismatches named in the reason
 };
 
-// Test seam: replaces the launch of the case's variant, so tests can plant wrong kernels and
-// see them judged exactly as a real kernel is (same inputs, canaries, guards and comparison).
-// Planted per operation, typed by its kernel arguments: on<kernels::ConcatArgs>(
-// Kernel::concat_mla_k, f). An operation without one launches its real kernel.
+// Replaces the launch of a case's variant. Tests plant wrong kernels per operation, typed by its
+// kernel arguments (on<kernels::ConcatArgs>(Kernel::concat_mla_k, f)), and see them judged
+// exactly as a real kernel is (same inputs, canaries, guards and comparison). A variant from
+// outside kvbench (a plugin's) has no kernel of kvbench's: it launches only through the one
+// given for it (on_variant), with the same arguments. Without either, the real kernel runs.
 class LaunchOverride {
  public:
   using Launch = std::function<cudaError_t(const void* args, cudaStream_t)>;
@@ -53,14 +54,28 @@ class LaunchOverride {
     };
     return *this;
   }
-  // The planted launch of `op`, or nullptr.
-  const Launch* find(Kernel op) const {
-    const auto it = launches_.find(op);
-    return it == launches_.end() ? nullptr : &it->second;
+  LaunchOverride& on_variant(Variant v, Launch f) {
+    variants_[v] = std::move(f);
+    return *this;
+  }
+  // The launch that replaces case c's: the one planted for its operation, else its variant's;
+  // nullptr when its own kernel runs.
+  const Launch* find(const Case& c) const {
+    if (const auto it = launches_.find(c.kernel); it != launches_.end()) return &it->second;
+    const auto it = variants_.find(c.variant);
+    return it == variants_.end() ? nullptr : &it->second;
   }
 
  private:
   std::map<Kernel, Launch> launches_;
+  std::map<Variant, Launch> variants_;
+};
+
+// A launch that did not enqueue its work, with what it said (a plugin's launch returning an
+// error): the case is `failed` with this message, and the run goes on.
+class LaunchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Runs one case. Never throws for problems of the case itself (unsupported dtype pair, bad

@@ -101,10 +101,16 @@ GraphExec capture(const Workload& w, cudaStream_t stream, int launches,
   cudaGraph_t graph = nullptr;
   KVB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   cudaError_t err = cudaSuccess;
-  for (int i = 0; i < launches && err == cudaSuccess; ++i) {
-    const int set = i % w.sets;
-    if (w.producer) err = w.producer(set, stream);
-    if (err == cudaSuccess) err = w.launch(set, stream);
+  try {
+    for (int i = 0; i < launches && err == cudaSuccess; ++i) {
+      const int set = i % w.sets;
+      if (w.producer) err = w.producer(set, stream);
+      if (err == cudaSuccess) err = w.launch(set, stream);
+    }
+  } catch (...) {  // a launch that throws (LaunchError) leaves the stream usable
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
   }
   const cudaError_t end = cudaStreamEndCapture(stream, &graph);
   KVB_CUDA_CHECK(err);

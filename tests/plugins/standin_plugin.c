@@ -2,8 +2,10 @@
  * (tests/CMakeLists.txt), each breaking the ABI in one way. The well-formed flavour registers
  * one variant per operation: its supports() refuses one size, and its launch() fails with a
  * message (no GPU is needed to show either). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kvbench/kvbench.h"
 
@@ -21,8 +23,14 @@ static const char* supports(const kvb_args* args) {
   return NULL;
 }
 
+/* Fails with a message; CRASH: dies of SIGSEGV; HANG: never returns. */
 static int32_t launch(const kvb_args* args, void* stream, char* message, size_t size) {
   (void)stream;
+#if defined(STANDIN_CRASH)
+  raise(SIGSEGV);
+#elif defined(STANDIN_HANG)
+  for (;;) pause();
+#endif
   snprintf(message, size, "standin: launch refused for op %d", (int)args->op);
   return 7;
 }

@@ -35,9 +35,8 @@ kernels::CacheWriteArgs cache_write_args(const Case& c, const CacheGeometry& g,
   return a;
 }
 
-CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device) {
+kernels::CacheWriteArgs cache_write_plan_args(const Case& c) {
   const CacheWriteParams& p = params_of<CacheWriteParams>(c);
-  const CacheGeometry g = cache_geometry(c);
   const bool scaled = p.scale != ScaleMode::none;
   const CacheWriteBuffers b{plan_allocation<void>(0),
                             plan_allocation<void>(1),
@@ -47,8 +46,51 @@ CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device) {
                             scaled ? plan_allocation<float>(5) : nullptr,
                             scaled ? plan_allocation<float>(6) : nullptr,
                             plan_allocation<std::int32_t>(7)};
+  return cache_write_args(c, cache_geometry(c), b);
+}
+
+kvb_cache_write_args cache_write_abi_args(const kernels::CacheWriteArgs& a) {
+  kvb_cache_write_args o{};
+  o.key = a.key;
+  o.value = a.value;
+  o.key_cache = a.key_cache;
+  o.value_cache = a.value_cache;
+  o.slot_mapping = a.slot_mapping;
+  o.swa_slot_mapping = a.swa_slot_mapping;
+  o.k_scale = a.k_scale;
+  o.v_scale = a.v_scale;
+  o.num_tokens = a.num_tokens;
+  o.num_heads = a.num_heads;
+  o.head_size = a.head_size;
+  o.block_size = a.block_size;
+  o.key_s0 = a.key_s0;
+  o.key_s1 = a.key_s1;
+  o.value_s0 = a.value_s0;
+  o.value_s1 = a.value_s1;
+  o.block_stride = a.block_stride;
+  o.slot_stride = a.slot_stride;
+  o.head_stride = a.head_stride;
+  o.num_slots = a.num_slots;
+  o.skip_slot = a.skip_slot;
+  switch (a.scale) {
+    case ScaleMode::none:
+      o.scale_mode = KVB_SCALE_NONE;
+      break;
+    case ScaleMode::per_tensor:
+      o.scale_mode = KVB_SCALE_PER_TENSOR;
+      break;
+    case ScaleMode::per_head:
+      o.scale_mode = KVB_SCALE_PER_HEAD;
+      break;
+  }
+  o.in_dtype = abi_dtype(a.in_dtype);
+  o.out_dtype = abi_dtype(a.out_dtype);
+  return o;
+}
+
+CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device) {
   const kernels::CacheWritePlan plan =
-      kernels::plan_cache_write(cache_write_args(c, g, b), c.variant, device);
+      kernels::plan_cache_write(cache_write_plan_args(c), c.variant, device);
   return {kernels::to_string(plan, c.in_dtype),
           plan.error.empty() ? plan_key(plan, c.in_dtype) : ""};
 }

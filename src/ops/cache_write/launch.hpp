@@ -24,6 +24,11 @@ struct CacheWriteBuffers {
 kernels::CacheWriteArgs cache_write_args(const Case& c, const CacheGeometry& g,
                                          const CacheWriteBuffers& b);
 
+// The arguments at the addresses case_plan places the buffers (plan_allocation).
+kernels::CacheWriteArgs cache_write_plan_args(const Case& c);
+// As a plugin receives them (ops/launch.hpp, to_abi); slot_order's slot table is kvbench's own.
+kvb_cache_write_args cache_write_abi_args(const kernels::CacheWriteArgs& a);
+
 // case_plan (ops/launch.hpp) of a cache-write case.
 CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device);
 

@@ -181,8 +181,9 @@ class CacheWriteSets final : public CaseSets {
 
   cudaError_t launch(int set, cudaStream_t s) const override {
     const auto i = static_cast<std::size_t>(set);
-    const LaunchOverride::Launch* planted = override_.find(Kernel::cache_write);
-    return planted ? (*planted)(&args_[i], s) : kernels::launch_cache_write(args_[i], plans_[i], s);
+    const LaunchOverride::Launch* replaced = override_.find(c_);
+    return replaced ? (*replaced)(&args_[i], s)
+                    : kernels::launch_cache_write(args_[i], plans_[i], s);
   }
 
   // Timing relaunches with the same tables: a launch that left an entry set would have timed

@@ -12,10 +12,33 @@ kernels::ConcatArgs concat_args(const Case& c, const ConcatGeometry& g, const Co
           c.in_dtype,   c.out_dtype};
 }
 
+kernels::ConcatArgs concat_plan_args(const Case& c) {
+  return concat_args(
+      c, concat_geometry(c),
+      {plan_allocation<void>(0), plan_allocation<void>(1), plan_allocation<void>(2)});
+}
+
+kvb_concat_mla_k_args concat_abi_args(const kernels::ConcatArgs& a) {
+  kvb_concat_mla_k_args o{};
+  o.k_nope = a.k_nope;
+  o.k_rope = a.k_rope;
+  o.k = a.k;
+  o.num_tokens = a.num_tokens;
+  o.num_heads = a.num_heads;
+  o.nope_dim = a.nope_dim;
+  o.rope_dim = a.rope_dim;
+  o.nope_s0 = a.nope_s0;
+  o.nope_s1 = a.nope_s1;
+  o.rope_s0 = a.rope_s0;
+  o.k_s0 = a.k_s0;
+  o.k_s1 = a.k_s1;
+  o.in_dtype = abi_dtype(a.in_dtype);
+  o.out_dtype = abi_dtype(a.out_dtype);
+  return o;
+}
+
 CasePlan concat_plan(const Case& c, const kernels::DeviceProps& device) {
-  const kernels::ConcatArgs a =
-      concat_args(c, concat_geometry(c),
-                  {plan_allocation<void>(0), plan_allocation<void>(1), plan_allocation<void>(2)});
+  const kernels::ConcatArgs a = concat_plan_args(c);
   const kernels::ConcatPlan p = kernels::plan_concat(a, c.variant, device);
   return {kernels::to_string(p, c.in_dtype), p.error.empty() ? plan_key(p, c.in_dtype) : ""};
 }

@@ -15,6 +15,11 @@ struct ConcatBuffers {
 };
 kernels::ConcatArgs concat_args(const Case& c, const ConcatGeometry& g, const ConcatBuffers& b);
 
+// The arguments at the addresses case_plan places the buffers (plan_allocation).
+kernels::ConcatArgs concat_plan_args(const Case& c);
+// As a plugin receives them (ops/launch.hpp, to_abi).
+kvb_concat_mla_k_args concat_abi_args(const kernels::ConcatArgs& a);
+
 // case_plan (ops/launch.hpp) of a concat case.
 CasePlan concat_plan(const Case& c, const kernels::DeviceProps& device);
 

@@ -68,9 +68,9 @@ class ConcatSets final : public CaseSets {
 
   cudaError_t launch(int set, cudaStream_t s) const override {
     const auto i = static_cast<std::size_t>(set);
-    const LaunchOverride::Launch* planted = override_.find(Kernel::concat_mla_k);
-    return planted ? (*planted)(&args_[i], s)
-                   : kernels::launch_concat_mla_k(args_[i], plans_[i], s);
+    const LaunchOverride::Launch* replaced = override_.find(c_);
+    return replaced ? (*replaced)(&args_[i], s)
+                    : kernels::launch_concat_mla_k(args_[i], plans_[i], s);
   }
 
   void save(const ValidationOptions&, const Row&) override {

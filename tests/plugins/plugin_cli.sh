@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `kvbench list|run --plugin` without a GPU (docs/plugins.md): a plugin's variants in list and
+# list --plan (supports() refusing one size), --variants, and every plugin that cannot be used
+# refused with exit 3 and one line naming it, before any device is looked for.
+# Usage: plugin_cli.sh KVBENCH STANDIN_DIR EXAMPLE_PLUGIN WORKDIR
+set -uo pipefail
+K=$1 S=$2 EXAMPLE=$3 W=$4
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+mkdir -p "$W"
+fail=0
+check() {  # name expected_rc pattern command...: the exit status and a line of the output
+  local name=$1 want=$2 pattern=$3 out rc
+  shift 3
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" != "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: exit $rc (want $want), output:"
+    echo "$out" | head -5
+    fail=1
+  else
+    echo "ok   $name: $(grep -E -m1 -- "$pattern" <<<"$out" | cut -c1-160)"
+  fi
+}
+cfg=$HERE/standin.yaml
+check "list names the plugin's variant" 0 '^1 reshape_and_cache_flash standin T=1 H=2 D=128' \
+  "$K" list "$cfg" --plugin "$S/standin_good.so"
+check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
+check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256$' \
+  "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200
+check "plan: supported" 0 '^1 .*standin .*D=128.* \| none: a variant from plugin .*standin_good.so$' \
+  "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200
+n=$("$K" list "$ROOT/configs/smoke.yaml" --plugin "$EXAMPLE" --variants plain | grep -c ' plain ')
+all=$("$K" list "$ROOT/configs/smoke.yaml" --plugin "$EXAMPLE" --variants plain | wc -l)
+cache=$("$K" list "$ROOT/configs/smoke.yaml" --variants optimized | grep -c reshape_and_cache_flash)
+if [ "$n" -gt 0 ] && [ "$n" = "$all" ] && [ "$n" = "$cache" ]; then
+  echo "ok   --variants plain: the $n cache-write cases of smoke.yaml"
+else
+  echo "FAIL --variants plain: $n plain of $all listed, $cache cache-write cases"; fail=1
+fi
+check "--variants without the plugin" 3 "^kvbench: --variants: unknown variant 'plain'.*--plugin" \
+  "$K" list "$ROOT/configs/smoke.yaml" --variants plain
+check "missing file" 3 "^kvbench: $W/none.so: " "$K" list "$cfg" --plugin "$W/none.so"
+check "not ELF" 3 "not an ELF shared object" "$K" list "$cfg" --plugin "$cfg"
+check "no version symbol" 3 "standin_no_version.so: .*kvbench_plugin_abi_version" \
+  "$K" list "$cfg" --plugin "$S/standin_no_version.so"
+check "wrong version" 3 "standin_bad_version.so: .*99.*1" "$K" list "$cfg" --plugin "$S/standin_bad_version.so"
+check "no entry point" 3 "standin_no_init.so: no symbol kvbench_plugin_init" \
+  "$K" list "$cfg" --plugin "$S/standin_no_init.so"
+check "name clash with kvbench" 3 "standin_clash.so: .*optimized" "$K" list "$cfg" --plugin "$S/standin_clash.so"
+check "name clash between plugins" 3 "standin_good_copy.so: .*standin" \
+  "$K" list "$cfg" --plugin "$S/standin_good.so" --plugin "$S/standin_good_copy.so"
+check "init fails" 3 "standin_init_fails.so: .*compute capability 12.0" \
+  "$K" list "$cfg" --plugin "$S/standin_init_fails.so"
+# run: refused before any device is looked for (exit 4 on this machine otherwise).
+check "run: bad plugin before the device" 3 "standin_no_init.so: no symbol kvbench_plugin_init" \
+  "$K" run "$cfg" --plugin "$S/standin_no_init.so" -o "$W/run.csv"
+cp "$S/standin_good.so" "$W/victim.so"
+check "run: an output that is a plugin" 3 "victim.so" \
+  "$K" run "$cfg" --plugin "$W/victim.so" -o "$W/victim.so"
+cmp -s "$S/standin_good.so" "$W/victim.so" || { echo "FAIL the plugin named as output changed"; fail=1; }
+exit $fail
