@@ -45,6 +45,8 @@ std::int32_t abi_op(Kernel k) {
       return KVB_OP_CONCAT_MLA_K;
     case Kernel::cache_write:
       return KVB_OP_CACHE_WRITE;
+    case Kernel::concat_and_cache_mla:  // not in ABI version 1
+      return 0;
   }
   return 0;
 }
@@ -79,6 +81,8 @@ void to_abi(Kernel k, const void* kernel_args, AbiArgs& out) {
           cache_write_abi_args(*static_cast<const kernels::CacheWriteArgs*>(kernel_args));
       out.args.cache_write = &out.cache_write;
       return;
+    case Kernel::concat_and_cache_mla:
+      break;
   }
   throw std::invalid_argument("the plugin ABI has no operation " + std::string(to_string(k)));
 }
@@ -93,6 +97,8 @@ void plan_abi_args(const Case& c, AbiArgs& out) {
       const kernels::CacheWriteArgs a = cache_write_plan_args(c);
       return to_abi(c.kernel, &a, out);
     }
+    case Kernel::concat_and_cache_mla:
+      break;
   }
   throw std::invalid_argument("the plugin ABI has no operation " +
                               std::string(to_string(c.kernel)));

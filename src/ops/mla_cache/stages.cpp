@@ -129,8 +129,8 @@ class MlaCacheSets final : public CaseSets {
 
   cudaError_t launch(int set, cudaStream_t s) const override {
     const auto i = static_cast<std::size_t>(set);
-    const LaunchOverride::Launch* planted = override_.find(Kernel::concat_and_cache_mla);
-    return planted ? (*planted)(&args_[i], s) : kernels::launch_mla_cache(args_[i], plans_[i], s);
+    const LaunchOverride::Launch* replaced = override_.find(c_);
+    return replaced ? (*replaced)(&args_[i], s) : kernels::launch_mla_cache(args_[i], plans_[i], s);
   }
 
   void save(const ValidationOptions&, const Row&) override {
