@@ -110,6 +110,9 @@ void write_block(const InBlock<In>& src, OutBlock<Out>& dst, ScaleMode mode, con
                 .unaryExpr(&narrow<Out>);
       return;
     }
+    case ScaleMode::per_token_head:  // a layout of its own (reference/quantize.hpp)
+      throw std::invalid_argument(
+          "per_token_head writes go through reshape_and_cache_flash_per_token_head");
   }
 }
 

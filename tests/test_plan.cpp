@@ -128,6 +128,27 @@ std::set<std::string> cache_grid_keys(const DeviceProps& d) {
                       const kernels::CacheWritePlan plan = kernels::plan_cache_write(a, v, d);
                       if (plan.error.empty()) keys.insert(plan_key(plan, in));
                     }
+  // per_token_head (SPEC.md §7): its own path, 16-bit inputs into e4m3 only.
+  for (const Variant v : {Variant::seed_port, Variant::optimized, Variant::slot_order})
+    for (const DType in : ins)
+      for (const DType out : outs)
+        for (const std::int64_t T : {1, 1000})
+          for (const std::int64_t D : {4, 36, 80, 128, 256, 512, 576, 1040, 7})
+            for (const bool hnd : {false, true}) {
+              Case c = testing_support::cache_case(T, 8, D);
+              c.variant = v;
+              c.in_dtype = in;
+              c.out_dtype = out;
+              testing_support::cache_params(c).scale = ScaleMode::per_token_head;
+              testing_support::cache_params(c).layout = hnd ? Layout::hnd : Layout::nhd;
+              const CacheGeometry g = cache_geometry(c);
+              const kernels::CacheWriteArgs a = cache_write_args(
+                  c, g,
+                  {at(0x100000000), at(0x200000000), at(0x300000000), at<std::int64_t>(0x400000000),
+                   nullptr, nullptr, nullptr, at<std::int32_t>(0x800000000)});
+              const kernels::CacheWritePlan plan = kernels::plan_cache_write(a, v, d);
+              if (plan.error.empty()) keys.insert(plan_key(plan, in));
+            }
   return keys;
 }
 

@@ -14,6 +14,8 @@ cudaError_t launch_cache_write(const CacheWriteArgs& a, const CacheWritePlan& p,
       return launch_cache_write_optimized(a, p, stream);
     case CacheWritePath::slot_order:
       return launch_cache_write_slot_order(a, p, stream);
+    case CacheWritePath::token_head:
+      return launch_cache_write_token_head(a, p, stream);
   }
   return cudaErrorInvalidValue;
 }

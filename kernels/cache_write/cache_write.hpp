@@ -11,7 +11,9 @@
 namespace kvbench::kernels {
 
 // Pointers are device memory; strides are in elements. The cache layout is carried entirely by
-// (block_stride, slot_stride, head_stride): NHD is (.., H*D, D), HND is (.., D, BS*D).
+// (block_stride, slot_stride, head_stride): NHD is (.., H*D, D), HND is (.., D, BS*D). With
+// ScaleMode::per_token_head the cache is fp8_e4m3 bytes and a row is D codes and its fp32 scale
+// (SPEC.md §7): NHD (.., H*(D+4), D+4), HND (.., D+4, BS*(D+4)).
 struct CacheWriteArgs {
   const void* key;                       // [T, H, D], strides (key_s0, key_s1, 1), in_dtype
   const void* value;                     // [T, H, D], strides (value_s0, value_s1, 1), in_dtype
@@ -19,8 +21,9 @@ struct CacheWriteArgs {
   void* value_cache;                     // same geometry as key_cache
   const std::int64_t* slot_mapping;      // [T]; < 0 skips the token
   const std::int64_t* swa_slot_mapping;  // [swa_size] logical -> physical, or nullptr
-  const float* k_scale;                  // [1] or [H], or nullptr (ScaleMode::none)
-  const float* v_scale;                  // same shape as k_scale
+  // [1] or [H], or nullptr (ScaleMode::none, and per_token_head, whose scales are computed)
+  const float* k_scale;
+  const float* v_scale;  // same shape as k_scale
   std::int64_t num_tokens, num_heads, head_size, block_size;
   std::int64_t key_s0, key_s1, value_s0, value_s1;
   std::int64_t block_stride, slot_stride, head_stride;

@@ -11,5 +11,7 @@ cudaError_t launch_cache_write_optimized(const CacheWriteArgs& a, const CacheWri
                                          cudaStream_t stream);
 cudaError_t launch_cache_write_slot_order(const CacheWriteArgs& a, const CacheWritePlan& p,
                                           cudaStream_t stream);
+cudaError_t launch_cache_write_token_head(const CacheWriteArgs& a, const CacheWritePlan& p,
+                                          cudaStream_t stream);
 
 }  // namespace kvbench::kernels

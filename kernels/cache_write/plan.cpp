@@ -13,6 +13,9 @@ constexpr int kSeedThreads = 128;  // Triton's default num_warps=4
 constexpr int kSeedHeadBlock = 4;  // the seed's HEAD_BLOCK
 constexpr int kOptThreads = 256;
 constexpr int kSlotThreads = 256;
+constexpr int kTokenHeadThreads = 256;
+constexpr int kTokenHeadVec = 4;      // values per access: 8 bytes read, 4 codes stored
+constexpr int kTokenHeadMaxRegs = 8;  // vectors a lane holds: rows up to 32 * 8 * 4 = 1024 values
 
 int next_pow2(std::int64_t x) {
   int p = 1;
@@ -173,6 +176,61 @@ void plan_slot_order(const CacheWriteArgs& a, int vec, CacheWritePlan& p) {
   p.block = Dim3{static_cast<unsigned>(threads), 1, 1};
 }
 
+// per_token_head (SPEC.md §7, token_head.cu): a sub-warp of `lanes` lanes per (token, head) row,
+// each lane holding 4-value vectors; its amax is a max over the lane's values and log2(lanes)
+// xor-shuffles. Lanes: the power of two that covers the row's vectors, up to a warp; a row of
+// more than 32 * 8 vectors (D > 1024) is read twice instead of held in registers.
+void plan_token_head(const CacheWriteArgs& a, CacheWritePlan& p) {
+  p.path = CacheWritePath::token_head;
+  p.vec = kTokenHeadVec;
+  p.scaled = true;
+  if ((a.in_dtype != DType::bf16 && a.in_dtype != DType::f16) || a.out_dtype != DType::fp8_e4m3) {
+    p.error = "per_token_head takes bf16 or f16 into fp8_e4m3";
+    return;
+  }
+  if (a.head_size % kTokenHeadVec != 0) {
+    p.error = "per_token_head needs D a multiple of 4";
+    return;
+  }
+  // Codes are stored 4 at a time and the scale as one fp32: every row 4-byte aligned.
+  if (!divisible(a.block_stride, 4) || !divisible(a.slot_stride, 4) ||
+      !divisible(a.head_stride, 4) || !vec_aligned(a.key_cache, 1, 4) ||
+      !vec_aligned(a.value_cache, 1, 4)) {
+    p.error = "per_token_head cache rows not 4-byte aligned";
+    return;
+  }
+  if (!divisible(a.key_s0, kTokenHeadVec) || !divisible(a.key_s1, kTokenHeadVec) ||
+      !divisible(a.value_s0, kTokenHeadVec) || !divisible(a.value_s1, kTokenHeadVec) ||
+      !vec_aligned(a.key, 2, kTokenHeadVec) || !vec_aligned(a.value, 2, kTokenHeadVec)) {
+    p.error = "per_token_head inputs not in aligned 4-value vectors";
+    return;
+  }
+  const std::int64_t vecs = a.head_size / kTokenHeadVec;
+  int lanes = 1;
+  while (lanes < 32 && lanes < vecs) lanes *= 2;
+  const std::int64_t per_lane = (vecs + lanes - 1) / lanes;
+  int regs = 1;
+  while (regs < per_lane) regs *= 2;
+  p.lanes = lanes;
+  p.row_vecs = regs <= kTokenHeadMaxRegs ? regs : 0;
+  // T < 2^31 (checked above); rows of more than 2^40 heads would not fit in memory anyway.
+  if (a.num_heads > (std::int64_t{1} << 40) / a.num_tokens) {
+    p.error = "grid too large";
+    return;
+  }
+  const std::int64_t rows = a.num_tokens * a.num_heads;
+  const std::int64_t threads =
+      std::min<std::int64_t>(kTokenHeadThreads, (rows * lanes + 31) / 32 * 32);
+  const std::int64_t blocks = (rows * lanes + threads - 1) / threads;
+  if (blocks > 0x7fffffff) {
+    p.error = "grid too large";
+    return;
+  }
+  p.pdl = true;
+  p.grid = Dim3{static_cast<unsigned>(blocks), 1, 1};
+  p.block = Dim3{static_cast<unsigned>(threads), 1, 1};
+}
+
 }  // namespace
 
 bool cache_write_supported(DType in, DType out) {
@@ -188,6 +246,8 @@ std::string to_string(CacheWritePath p) {
       return "optimized";
     case CacheWritePath::slot_order:
       return "slot_order";
+    case CacheWritePath::token_head:
+      return "token_head";
   }
   return "?";
 }
@@ -197,6 +257,13 @@ CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant, const 
   if (a.num_tokens <= 0 || a.num_heads <= 0 || a.head_size <= 0 || a.block_size <= 0 ||
       a.num_tokens > 0x7fffffff || a.head_size > (1 << 20)) {
     p.error = "sizes out of range";
+    return p;
+  }
+  if (a.scale == ScaleMode::per_token_head) {  // no caller scale: each row's own (SPEC.md §7)
+    if (variant == Variant::optimized)
+      plan_token_head(a, p);
+    else
+      p.error = "per_token_head runs on optimized only";
     return p;
   }
   if (a.scale != ScaleMode::none && (a.k_scale == nullptr || a.v_scale == nullptr)) {
@@ -265,6 +332,9 @@ std::string plan_key(const CacheWritePlan& p, DType in) {
              (p.many_waves ? " many_waves" : "") + (p.swa ? " swa" : " no_swa");
     case CacheWritePath::slot_order:
       return "slot_order" + vec + scaled + (p.head_major ? " head_major" : " slot_major");
+    case CacheWritePath::token_head:
+      return p.row_vecs > 0 ? "token_head regs=" + std::to_string(p.row_vecs)
+                            : std::string("token_head two_pass");
   }
   return "?";
 }
@@ -272,6 +342,7 @@ std::string plan_key(const CacheWritePlan& p, DType in) {
 std::string to_string(const CacheWritePlan& p, DType in) {
   if (!p.error.empty()) return "not launchable: " + p.error;
   std::string s = plan_key(p, in);
+  if (p.path == CacheWritePath::token_head) s += " lanes=" + std::to_string(p.lanes);
   if (p.path != CacheWritePath::seed_port) s += " V=" + std::to_string(p.vec);
   if (p.path == CacheWritePath::seed_port) s += " block_d=" + std::to_string(p.seed_block_d);
   if (p.path == CacheWritePath::slot_order)
@@ -286,8 +357,10 @@ std::string to_string(const CacheWritePlan& p, DType in) {
 // SWA past one wave, which stay speculative; the many-waves kernel only for scaled 16-bit ->
 // fp8 writes in 16-element (out16) vectors past one wave, speculative exactly without SWA.
 // slot_order: every vector kind, scaled or not, either item order.
+// token_head: each count of register-held vectors, and the two-pass row.
 std::set<std::string> reachable_cache_write_keys() {
-  std::set<std::string> keys{"seed_port"};
+  std::set<std::string> keys{"seed_port",         "token_head regs=1", "token_head regs=2",
+                             "token_head regs=4", "token_head regs=8", "token_head two_pass"};
   for (const std::string v : {"in16", "out16", "1"}) {
     for (const std::string sc : {" unscaled", " scaled"})
       for (const std::string order : {" head_major", " slot_major"})

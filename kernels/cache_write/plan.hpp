@@ -14,7 +14,8 @@
 
 namespace kvbench::kernels {
 
-enum class CacheWritePath { seed_port, optimized, slot_order };
+// token_head: the optimized variant's per_token_head writes (SPEC.md §7, token_head.cu).
+enum class CacheWritePath { seed_port, optimized, slot_order, token_head };
 std::string to_string(CacheWritePath p);
 
 struct CacheWritePlan {
@@ -31,12 +32,16 @@ struct CacheWritePlan {
   int seed_block_d = 0;        // seed_port: next_pow2(D), the Triton tile's width
   std::int64_t chunk = 0;      // slot_order: slots per block
   Dim3 fill_grid, fill_block;  // slot_order: pass 1, the slot table fill
+  // token_head: lanes per (token, head) row (a power of two up to 32) and the 4-value vectors
+  // each lane holds in registers (1, 2, 4 or 8; 0: the row is read twice, amax then quantize).
+  int lanes = 0, row_vecs = 0;
 };
 
 CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant,
                                 const DeviceProps& device);
 
-// "optimized vec=in16 int32 speculative scaled no_swa V=8 pdl grid=132 block=256"
+// "optimized vec=in16 int32 speculative scaled no_swa V=8 pdl grid=132 block=256",
+// "token_head regs=1 lanes=32 V=4 pdl grid=1 block=256"
 std::string to_string(const CacheWritePlan& p, DType in);
 // The decisions that select code, without the grid: "optimized vec=in16 int32 speculative ...".
 std::string plan_key(const CacheWritePlan& p, DType in);

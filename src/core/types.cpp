@@ -53,10 +53,11 @@ struct Names<Layout> {
 template <>
 struct Names<ScaleMode> {
   static constexpr std::string_view kind = "scale";
-  static constexpr std::array<std::pair<ScaleMode, std::string_view>, 3> table{{
+  static constexpr std::array<std::pair<ScaleMode, std::string_view>, 4> table{{
       {ScaleMode::none, "none"},
       {ScaleMode::per_tensor, "per_tensor"},
       {ScaleMode::per_head, "per_head"},
+      {ScaleMode::per_token_head, "per_token_head"},
   }};
 };
 template <>

@@ -23,7 +23,10 @@ enum class Kernel { concat_mla_k, cache_write, concat_and_cache_mla };
 enum class Variant : std::uint16_t { seed_port, optimized, slot_order };
 inline constexpr std::uint16_t kFirstExternalVariant = 256;
 enum class Layout { nhd, hnd };
-enum class ScaleMode { none, per_tensor, per_head };
+// none, per_tensor, per_head: a caller's fp32 scale divides the inputs (SPEC.md §2).
+// per_token_head: no caller scale; each (token, head) row of K and V is quantized to e4m3 by a
+// scale from its own amax, stored after the row (SPEC.md §7).
+enum class ScaleMode { none, per_tensor, per_head, per_token_head };
 // random: distinct random slots; contiguous: one run of consecutive slots; padded: random with
 // every 8th token -1 (CUDA-graph padding); skip: random with every 8th token on skip_slot.
 enum class SlotPattern { random, contiguous, padded, skip };

@@ -1,5 +1,7 @@
 #include "ops/cache_write/launch.hpp"
 
+#include <stdexcept>
+
 namespace kvbench {
 
 kernels::CacheWriteArgs cache_write_args(const Case& c, const CacheGeometry& g,
@@ -37,7 +39,8 @@ kernels::CacheWriteArgs cache_write_args(const Case& c, const CacheGeometry& g,
 
 kernels::CacheWriteArgs cache_write_plan_args(const Case& c) {
   const CacheWriteParams& p = params_of<CacheWriteParams>(c);
-  const bool scaled = p.scale != ScaleMode::none;
+  // A caller's scales; per_token_head computes its own.
+  const bool scaled = p.scale == ScaleMode::per_tensor || p.scale == ScaleMode::per_head;
   const CacheWriteBuffers b{plan_allocation<void>(0),
                             plan_allocation<void>(1),
                             plan_allocation<void>(2),
@@ -82,6 +85,8 @@ kvb_cache_write_args cache_write_abi_args(const kernels::CacheWriteArgs& a) {
     case ScaleMode::per_head:
       o.scale_mode = KVB_SCALE_PER_HEAD;
       break;
+    case ScaleMode::per_token_head:  // a plugin's `supports` is asked first and gets this reason
+      throw std::invalid_argument("the plugin ABI (version 1) has no per_token_head scale");
   }
   o.in_dtype = abi_dtype(a.in_dtype);
   o.out_dtype = abi_dtype(a.out_dtype);

@@ -24,6 +24,18 @@ std::uint64_t u(std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) :
 
 const CacheWriteParams& params(const Case& c) { return params_of<CacheWriteParams>(c); }
 
+bool token_head(const Case& c) { return params(c).scale == ScaleMode::per_token_head; }
+
+constexpr std::int64_t kScaleBytes = 4;  // per_token_head: the fp32 scale after each row
+
+// seed_port and slot_order take a caller's scale only.
+std::string caller_scale_only(const Case& c, const char* variant) {
+  return token_head(c) ? std::string(variant) +
+                             " has no per_token_head path (it divides by a caller's scale); "
+                             "per_token_head runs on optimized"
+                       : "";
+}
+
 std::string too_small(const char* what, std::int64_t stride, const char* extent_name,
                       std::int64_t extent) {
   return std::string(what) + " " + std::to_string(stride) + " < " + extent_name + " = " +
@@ -94,11 +106,14 @@ class CacheWrite final : public Operation {
   const std::vector<VariantInfo>& variants() const override {
     static const std::vector<VariantInfo> v = {
         {Variant::seed_port, "the seed's Triton program ported as it is: one block per token",
-         nullptr},
-        {Variant::optimized, "16-byte vectors in token order, or slot order where its plan wins",
+         [](const Case& c) { return caller_scale_only(c, "seed_port"); }},
+        {Variant::optimized,
+         "16-byte vectors in token order, or slot order where its plan wins; per_token_head: a "
+         "sub-warp per (token, head) row",
          nullptr},
         // The reason another operation's case gets names it: "... variant (it orders slots)".
-        {Variant::slot_order, "it orders slots", nullptr},
+        {Variant::slot_order, "it orders slots",
+         [](const Case& c) { return caller_scale_only(c, "slot_order"); }},
     };
     return v;
   }
@@ -132,9 +147,9 @@ class CacheWrite final : public Operation {
     cache_write_bytes(c, c.num_tokens, c.num_tokens);  // every token looked up and written
   }
 
-  // K and V of every written token.
+  // K and V of every written token (per_token_head: each row's scale too).
   std::int64_t output_elems(const Case& c, std::int64_t written_tokens) const override {
-    return mul(mul(mul(written_tokens, 2), c.num_heads), params(c).head_size);
+    return mul(mul(mul(written_tokens, 2), c.num_heads), cache_geometry(c).row);
   }
 
   // Host: inputs, expected and actual caches with guards, slot data (mapping, SWA table and
@@ -149,7 +164,8 @@ class CacheWrite final : public Operation {
     const std::uint64_t swa = p.swa ? u(g.logical_slots) : 0;
     const std::uint64_t inputs = 2 * u(g.key_elems) * in;  // key, value
     const std::uint64_t output = (u(g.cache_elems) + 2 * u(g.guard_elems)) * out;
-    const std::uint64_t scales = p.scale == ScaleMode::none ? 0 : 2 * 4 * u(c.num_heads);
+    const std::uint64_t scales =
+        p.scale == ScaleMode::none || token_head(c) ? 0 : 2 * 4 * u(c.num_heads);
     // slot_mapping [T], swa_table [S] and its guarded copy [S+1], owners [NB*BS] and
     // check_slots' owner table [NB*BS] (int64), make_slots' draw pool [S or NB*BS], the
     // read-back slot table.
@@ -194,7 +210,7 @@ class CacheWrite final : public Operation {
     s.input_bytes = g.key_elems * isize;
     s.dest_bytes = g.cache_elems * osize;
     s.head_read = p.head_size * isize;
-    s.head_write = p.head_size * osize;
+    s.head_write = g.row * osize;
     s.head_stride = g.head_stride * osize;
     s.v_offset = g.value_cache_offset * osize;
     s.dest_strides = {g.slot_stride * osize, g.block_stride * osize};
@@ -221,6 +237,22 @@ const Operation& cache_write_operation() {
   return op;
 }
 
+std::string token_head_refusal(const Case& c) {
+  if (!token_head(c)) return "";
+  if (c.in_dtype != DType::bf16 && c.in_dtype != DType::f16)
+    return "scale per_token_head quantizes 16-bit inputs: in_dtype bf16 or f16, not " +
+           std::string(to_string(c.in_dtype));
+  if (c.out_dtype != DType::fp8_e4m3)
+    return "scale per_token_head stores e4m3 codes (the one format SPEC.md §7 defines): out_dtype "
+           "fp8_e4m3, not " +
+           std::string(to_string(c.out_dtype));
+  if (params(c).head_size % 4 != 0)
+    return "scale per_token_head needs a head size that is a multiple of 4 (its fp32 scale sits "
+           "after the D codes), not " +
+           std::to_string(params(c).head_size);
+  return "";
+}
+
 CacheGeometry cache_geometry(const Case& c) {
   const std::int64_t T = c.num_tokens, H = c.num_heads, D = params(c).head_size,
                      BS = params(c).block_size;
@@ -235,13 +267,15 @@ CacheGeometry cache_geometry(const Case& c) {
   g.num_slots = mul(g.num_blocks, BS);
   g.logical_slots = params(c).swa ? mul(2, g.num_slots) : g.num_slots;
 
-  const std::int64_t dense_block = mul(mul(BS, H), D);
+  // per_token_head: each row of D codes is followed by its 4-byte scale (SPEC.md §7).
+  g.row = token_head(c) ? add(D, kScaleBytes) : D;
+  const std::int64_t dense_block = mul(mul(BS, H), g.row);
   if (params(c).layout == Layout::nhd) {
-    g.head_stride = D;
-    g.slot_stride = mul(H, D);
+    g.head_stride = g.row;
+    g.slot_stride = mul(H, g.row);
   } else {
-    g.slot_stride = D;
-    g.head_stride = mul(BS, D);
+    g.slot_stride = g.row;
+    g.head_stride = mul(BS, g.row);
   }
   const std::int64_t block_extent = add(dense_block, padded ? kPad : 0);
   if (params(c).kv_interleaved) {
@@ -261,8 +295,10 @@ std::int64_t cache_write_bytes(const Case& c, std::int64_t swa_lookups,
                                std::int64_t written_tokens) {
   const auto in = static_cast<std::int64_t>(size_of(c.in_dtype));
   const auto out = static_cast<std::int64_t>(size_of(c.out_dtype));
-  const std::int64_t per_token =
-      mul(mul(mul(2, c.num_heads), params(c).head_size), in + out);  // K and V
+  const std::int64_t D = params(c).head_size;
+  // K and V: D values read, D (per_token_head: D + 4) cache elements written per head.
+  const std::int64_t row = token_head(c) ? add(D, kScaleBytes) : D;
+  const std::int64_t per_token = mul(mul(2, c.num_heads), add(mul(D, in), mul(row, out)));
   return add(add(mul(8, c.num_tokens), mul(8, swa_lookups)), mul(written_tokens, per_token));
 }
 
@@ -363,22 +399,25 @@ std::string check_cache_strides(const Case& c, const CacheGeometry& g) {
   if (g.key_s0 < (H - 1) * g.key_s1 + D)
     return too_small("key/value token stride", g.key_s0, "(H-1)*head stride + D",
                      (H - 1) * g.key_s1 + D);
-  const std::int64_t dense_block = BS * H * D;
-  // Inside a block the rows of D elements (one per slot and head) must not overlap: the
+  const std::int64_t R = g.row;  // a cache row: D elements, or D + 4 bytes (per_token_head)
+  const std::int64_t dense_block = BS * H * R;
+  // Inside a block the rows of R elements (one per slot and head) must not overlap: the
   // smaller of the slot and head strides steps between rows, the larger between groups of them.
   const bool heads_inner = g.head_stride <= g.slot_stride;
   const std::int64_t inner_s = heads_inner ? g.head_stride : g.slot_stride;
   const std::int64_t inner_n = heads_inner ? H : BS;
   const std::int64_t outer_s = heads_inner ? g.slot_stride : g.head_stride;
   const std::int64_t outer_n = heads_inner ? BS : H;
-  if (inner_n > 1 && inner_s < D)
-    return too_small(heads_inner ? "cache head stride" : "cache slot stride", inner_s, "D", D);
-  if (outer_n > 1 && outer_s < (inner_n - 1) * inner_s + D)
+  const char* row = token_head(c) ? "D+4" : "D";
+  if (inner_n > 1 && inner_s < R)
+    return too_small(heads_inner ? "cache head stride" : "cache slot stride", inner_s, row, R);
+  if (outer_n > 1 && outer_s < (inner_n - 1) * inner_s + R)
     return too_small(heads_inner ? "cache slot stride" : "cache head stride", outer_s,
-                     "the rows it spans", (inner_n - 1) * inner_s + D);
-  const std::int64_t in_block = (BS - 1) * g.slot_stride + (H - 1) * g.head_stride + D;
+                     "the rows it spans", (inner_n - 1) * inner_s + R);
+  const std::int64_t in_block = (BS - 1) * g.slot_stride + (H - 1) * g.head_stride + R;
   if (g.block_stride < in_block || g.block_stride < dense_block)
-    return too_small("cache block stride", g.block_stride, "BS*H*D", dense_block);
+    return too_small("cache block stride", g.block_stride, token_head(c) ? "BS*H*(D+4)" : "BS*H*D",
+                     dense_block);
   // K and V: disjoint, either as interleaved halves of each block or as two separate ranges.
   const std::int64_t v = g.value_cache_offset;
   const bool interleaved = v < g.block_stride;
@@ -386,6 +425,11 @@ std::string check_cache_strides(const Case& c, const CacheGeometry& g) {
                   : v < g.num_blocks * g.block_stride)
     return "value cache at element " + std::to_string(v) +
            " overlaps the key cache (block stride " + std::to_string(g.block_stride) + ")";
+  // Rows start at multiples of D + 4 within a block: aligned blocks keep every scale aligned.
+  if (token_head(c) && (g.block_stride % kScaleBytes != 0 || v % kScaleBytes != 0))
+    return "per_token_head cache misaligned: block stride " + std::to_string(g.block_stride) +
+           " and value cache offset " + std::to_string(v) +
+           " bytes must be multiples of 4 (every fp32 scale 4-byte aligned)";
   return "";
 }
 
@@ -437,7 +481,18 @@ std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s,
       g.key_s1 = params(c).head_size - 1;
       return "";
     case Inject::misaligned_cache:
-      return "does not apply to reshape_and_cache_flash (its cache takes any alignment)";
+      if (!token_head(c))
+        return name + " needs scale per_token_head (the other scales take any alignment)";
+      // Every other block starts 2 bytes off a 4-byte boundary, and its scales with it.
+      g.block_stride = add(g.block_stride, 2);
+      if (params(c).kv_interleaved) {
+        g.cache_elems = mul(g.num_blocks, g.block_stride);
+      } else {
+        g.value_cache_offset = mul(g.num_blocks, g.block_stride);
+        g.cache_elems = mul(2, g.value_cache_offset);
+      }
+      g.guard_elems = g.block_stride;
+      return "";
   }
   return name + ": unknown injection";
 }
@@ -456,7 +511,8 @@ CacheLocation locate_cache(const Case& c, const CacheGeometry& g, std::int64_t i
     return l;
   }
   const std::int64_t H = c.num_heads, D = params(c).head_size, BS = params(c).block_size;
-  const std::int64_t dense_block = BS * H * D;
+  const std::int64_t R = g.row;
+  const std::int64_t dense_block = BS * H * R;
   for (const bool value : {false, true}) {
     const std::int64_t jj = j - (value ? g.value_cache_offset : 0);
     if (jj < 0) continue;
@@ -465,13 +521,17 @@ CacheLocation locate_cache(const Case& c, const CacheGeometry& g, std::int64_t i
     l.where = CacheLocation::Where::element;
     l.value_cache = value;
     l.block = b;
-    l.dim = r % D;
+    l.dim = r % R;
+    if (l.dim >= D) {  // per_token_head: the row's scale
+      l.scale_byte = l.dim - D;
+      l.dim = 0;
+    }
     if (params(c).layout == Layout::nhd) {
-      l.offset = r / (H * D);
-      l.head = (r / D) % H;
+      l.offset = r / (H * R);
+      l.head = (r / R) % H;
     } else {
-      l.head = r / (BS * D);
-      l.offset = (r / D) % BS;
+      l.head = r / (BS * R);
+      l.offset = (r / R) % BS;
     }
     l.slot = b * BS + l.offset;
     return l;
@@ -491,10 +551,11 @@ std::string to_string(const CacheLocation& l) {
     case CacheLocation::Where::element:
       break;
   }
+  const std::string part = l.scale_byte >= 0 ? "scale byte " + std::to_string(l.scale_byte)
+                                             : "dim " + std::to_string(l.dim);
   return std::string(l.value_cache ? "value_cache" : "key_cache") + "[block " +
          std::to_string(l.block) + ", offset " + std::to_string(l.offset) + ", head " +
-         std::to_string(l.head) + ", dim " + std::to_string(l.dim) + "] (slot " +
-         std::to_string(l.slot) + ")";
+         std::to_string(l.head) + ", " + part + "] (slot " + std::to_string(l.slot) + ")";
 }
 
 std::vector<std::int64_t> slot_owners(const SlotData& s, const CacheGeometry& g) {

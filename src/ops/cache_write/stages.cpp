@@ -12,6 +12,7 @@
 #include "kernels/cache_write/cache_write.hpp"
 #include "kernels/cache_write/slot_check.hpp"
 #include "ops/cache_write/launch.hpp"
+#include "reference/quantize.hpp"
 #include "reference/reference.hpp"
 #include "runtime/cuda_check.hpp"
 
@@ -20,7 +21,8 @@ namespace {
 
 std::vector<float> make_scales(const Case& c, std::uint64_t seed) {
   const ScaleMode scale = params_of<CacheWriteParams>(c).scale;
-  if (scale == ScaleMode::none) return {};
+  // per_token_head takes no caller scale: the kernel computes each row's.
+  if (scale == ScaleMode::none || scale == ScaleMode::per_token_head) return {};
   const std::int64_t n = scale == ScaleMode::per_head ? c.num_heads : 1;
   std::vector<float> v(static_cast<std::size_t>(n));
   std::uint64_t state = seed;
@@ -242,6 +244,30 @@ class CacheWriteSets final : public CaseSets {
     std::memset(h.expected.data(), kCanary, h.expected.size());
     unsigned char* exp_k = h.expected.data() + guard_bytes_;
     const SlotData& slots = sl.slots;
+    if (p_.scale == ScaleMode::per_token_head) {
+      ref::reshape_and_cache_flash_per_token_head(
+          {c.in_dtype,
+           c.num_tokens,
+           c.num_heads,
+           p_.head_size,
+           p_.block_size,
+           g.num_blocks,
+           h.key.data(),
+           h.value.data(),
+           g.key_s0,
+           g.key_s1,
+           g.key_s0,
+           g.key_s1,
+           slots.slot_mapping.data(),
+           p_.swa ? slots.swa_table.data() : nullptr,
+           static_cast<std::int64_t>(slots.swa_table.size()),
+           g.skip_slot,
+           p_.layout,
+           exp_k,
+           exp_k + v_bytes_,
+           g.block_stride});
+      return h;
+    }
     ref::reshape_and_cache_flash({c.in_dtype,
                                   c.out_dtype,
                                   c.num_tokens,
@@ -361,6 +387,11 @@ std::unique_ptr<CaseSets> cache_write_sets(const Case& c, std::uint64_t seed,
     row.status = Status::not_supported;
     row.reason = "dtype pair " + std::string(to_string(c.in_dtype)) + "->" +
                  std::string(to_string(c.out_dtype)) + " not supported (inputs: f32, f16, bf16)";
+    return nullptr;
+  }
+  if (std::string why = token_head_refusal(c); !why.empty()) {
+    row.status = Status::not_supported;
+    row.reason = why;
     return nullptr;
   }
   if (!admit_variant(c, row)) return nullptr;
