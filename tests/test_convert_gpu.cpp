@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -559,6 +560,156 @@ TEST_F(MlaCacheGpu, PlainEveryPatternToEveryCacheDtype) {
             check(in, ref::MlaCacheLayout::plain, out, ref::TileScaleRule::raw, &s, kv_c, k_pe), "")
             << to_string(in) << " / " << s << " -> " << to_string(out);
     }
+}
+
+// The per_token_head cache write (SPEC.md §7) on the device against the reference, byte for byte
+// over both caches: kernels::launch_cache_write (optimized, its token_head path) writes,
+// ref::reshape_and_cache_flash_per_token_head writes the same problem on the host. Slot t holds
+// token t; key [T, H, D] dense, value the same patterns in reverse order, so V's rows are other
+// rows than K's.
+class TokenHeadGpu : public ConvertGpu {
+ protected:
+  std::string check(DType in, Layout layout, std::int64_t H, std::int64_t D,
+                    const std::vector<std::uint16_t>& key) {
+    const std::int64_t T = static_cast<std::int64_t>(key.size()) / (H * D), BS = 16;
+    const std::int64_t NB = (T + BS - 1) / BS, row = D + 4, block_stride = BS * H * row;
+    const bool nhd = layout == Layout::nhd;
+    const std::size_t cache_bytes = static_cast<std::size_t>(NB * block_stride);
+    const std::vector<std::uint16_t> value(key.rbegin(), key.rend());
+    std::vector<std::int64_t> slots(static_cast<std::size_t>(T));
+    for (std::int64_t t = 0; t < T; ++t) slots[static_cast<std::size_t>(t)] = t;
+    const DeviceBuffer d_k(key.size() * 2), d_v(key.size() * 2), d_slots(slots.size() * 8),
+        d_kc(cache_bytes), d_vc(cache_bytes);
+    EXPECT_EQ(cudaMemcpy(d_k.get(), key.data(), key.size() * 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d_v.get(), value.data(), value.size() * 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d_slots.get(), slots.data(), slots.size() * 8, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemset(d_kc.get(), 0xA5, cache_bytes), cudaSuccess);
+    EXPECT_EQ(cudaMemset(d_vc.get(), 0xA5, cache_bytes), cudaSuccess);
+    kernels::CacheWriteArgs a{};
+    a.key = d_k.get();
+    a.value = d_v.get();
+    a.key_cache = d_kc.get();
+    a.value_cache = d_vc.get();
+    a.slot_mapping = d_slots.as<const std::int64_t>();
+    a.num_tokens = T;
+    a.num_heads = H;
+    a.head_size = D;
+    a.block_size = BS;
+    a.key_s0 = a.value_s0 = H * D;
+    a.key_s1 = a.value_s1 = D;
+    a.block_stride = block_stride;
+    a.slot_stride = nhd ? H * row : row;
+    a.head_stride = nhd ? row : BS * row;
+    a.skip_slot = -1;
+    a.num_slots = NB * BS;
+    a.scale = ScaleMode::per_token_head;
+    a.in_dtype = in;
+    a.out_dtype = DType::fp8_e4m3;
+    EXPECT_EQ(kernels::launch_cache_write(a, Variant::optimized, stream_), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    std::vector<unsigned char> got_k(cache_bytes), got_v(cache_bytes), want_k(cache_bytes, 0xA5),
+        want_v(cache_bytes, 0xA5);
+    EXPECT_EQ(cudaMemcpy(got_k.data(), d_kc.get(), cache_bytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(got_v.data(), d_vc.get(), cache_bytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ref::reshape_and_cache_flash_per_token_head({in,
+                                                 T,
+                                                 H,
+                                                 D,
+                                                 BS,
+                                                 NB,
+                                                 key.data(),
+                                                 value.data(),
+                                                 H * D,
+                                                 D,
+                                                 H * D,
+                                                 D,
+                                                 slots.data(),
+                                                 nullptr,
+                                                 0,
+                                                 -1,
+                                                 layout,
+                                                 want_k.data(),
+                                                 want_v.data(),
+                                                 block_stride});
+    std::string diffs;
+    std::int64_t count = 0;
+    for (const bool v : {false, true}) {
+      const std::vector<unsigned char>& got = v ? got_v : got_k;
+      const std::vector<unsigned char>& want = v ? want_v : want_k;
+      for (std::size_t i = 0; i < cache_bytes; ++i) {
+        if (got[i] == want[i]) continue;
+        if (++count > 8) continue;
+        char buf[128];
+        std::snprintf(buf, sizeof buf,
+                      "\n  %s cache byte %zu (row byte %lld): expected 0x%02x, device 0x%02x",
+                      v ? "value" : "key", i, static_cast<long long>(i % row), want[i], got[i]);
+        diffs += buf;
+      }
+    }
+    return count == 0 ? "" : std::to_string(count) + " bytes differ" + diffs;
+  }
+};
+
+// Every 16-bit pattern, in rows of consecutive patterns (rows of NaNs, of infinities, of
+// subnormals and of zeros among them), for head sizes that take each plan path: one lane a row
+// (D = 4), half a warp (64), idle lanes (100), a warp (128), 2 and 8 vectors a lane (256, 576),
+// the row read twice (1040). Both input types, both layouts.
+TEST_F(TokenHeadGpu, EveryPatternInConsecutiveRows) {
+  constexpr std::int64_t kH = 8;
+  for (const std::int64_t D : {4, 64, 100, 128, 256, 576, 1040}) {
+    const std::int64_t per_token = kH * D;
+    std::vector<std::uint16_t> key(
+        static_cast<std::size_t>((65536 + per_token - 1) / per_token * per_token));
+    for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::uint16_t>(i);
+    for (DType in : {DType::bf16, DType::f16})
+      for (Layout layout : {Layout::nhd, Layout::hnd})
+        EXPECT_EQ(check(in, layout, kH, D, key), "")
+            << to_string(in) << " D=" << D << " " << to_string(layout);
+  }
+}
+
+// Every 16-bit pattern as the largest magnitude of its own row of 128, the other 127 values
+// spread below it (same sign, smaller magnitude patterns): every amax the rule can see, with the
+// quotients that land next to e4m3 ties.
+TEST_F(TokenHeadGpu, EveryPatternAsItsRowsAmax) {
+  constexpr std::int64_t kH = 8, kD = 128;
+  std::vector<std::uint16_t> key(65536 * kD);
+  for (std::int64_t r = 0; r < 65536; ++r) {
+    const auto p = static_cast<std::uint16_t>(r);
+    const std::uint16_t sign = p & 0x8000u, mag = p & 0x7FFFu;
+    for (std::int64_t k = 0; k < kD; ++k) {
+      const std::int64_t d = 1 + (k * 97) % 2048;
+      const auto below = static_cast<std::uint16_t>(mag > d ? mag - d : 0);
+      key[static_cast<std::size_t>(r * kD + k)] =
+          k == r % kD ? p : static_cast<std::uint16_t>(sign | below);
+    }
+  }
+  for (DType in : {DType::bf16, DType::f16})
+    EXPECT_EQ(check(in, Layout::nhd, kH, kD, key), "") << to_string(in);
+}
+
+// The rows whose bytes SPEC.md §7 decides (tests/test_quantize.cpp pins the reference to them):
+// all +0, all -0, all NaN, one NaN, a +inf and a -inf among finite values, the bf16 maximum, all
+// subnormal.
+TEST_F(TokenHeadGpu, SpecialRowsMatchTheReference) {
+  constexpr std::int64_t kD = 128;
+  const std::uint16_t fills[] = {0x0000, 0x8000, 0x7FC0, 0x3F80, 0x3F80, 0xBF80, 0x7F7F, 0x0001};
+  std::vector<std::uint16_t> key;
+  for (std::size_t r = 0; r < std::size(fills); ++r)
+    for (std::int64_t k = 0; k < kD; ++k) key.push_back(fills[r]);
+  key[3 * kD + 5] = 0x7FC0;  // one NaN
+  key[4 * kD + 9] = 0x7F80;  // +inf
+  key[5 * kD + 2] = 0xFF80;  // -inf
+  key[6 * kD + 1] = 0xFF7F;  // the maximum, negative
+  for (std::int64_t k = 0; k < kD; ++k)
+    key[static_cast<std::size_t>(7 * kD + k)] = static_cast<std::uint16_t>(k + 1);  // subnormals
+  EXPECT_EQ(check(DType::bf16, Layout::nhd, 8, kD, key), "");
+  EXPECT_EQ(check(DType::bf16, Layout::hnd, 1, kD, key), "");
 }
 
 }  // namespace

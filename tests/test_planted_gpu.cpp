@@ -127,6 +127,35 @@ TEST_F(Planted, CacheReciprocalInsteadOfDivision) {
   expect_caught(c, Bug::reciprocal_scale, "_cache[block");
 }
 
+// per_token_head (SPEC.md §7): each row's scale is checked byte by byte, as its codes are.
+Case token_head(SlotPattern slots, bool swa = false, Layout layout = Layout::nhd) {
+  Case c = cache(slots, swa, layout);
+  c.variant = Variant::optimized;
+  c.out_dtype = DType::fp8_e4m3;
+  cache_params(c).scale = ScaleMode::per_token_head;
+  return c;
+}
+
+TEST_F(Planted, TokenHeadWrongRowScale) {
+  // One ulp moves the scale's low byte; the codes move only next to a tie.
+  expect_caught(token_head(SlotPattern::padded), Bug::row_scale_wrong, ", scale byte 0] (slot ");
+}
+TEST_F(Planted, TokenHeadScaleStoredBeforeTheRow) {
+  expect_caught(token_head(SlotPattern::random, false, Layout::hnd), Bug::row_scale_first,
+                ", head 0, dim ");
+}
+TEST_F(Planted, TokenHeadScaleSharedByTheTokensHeads) {
+  expect_caught(token_head(SlotPattern::random), Bug::token_scale_shared, "_cache[block ");
+}
+TEST_F(Planted, TokenHeadSlotPaddingSwaAndSkipSlot) {
+  expect_caught(token_head(SlotPattern::random), Bug::slot_off_by_one, "_cache[block ");
+  expect_caught(token_head(SlotPattern::padded), Bug::padding_written, "guard before the caches");
+  expect_caught(token_head(SlotPattern::padded, true), Bug::swa_before_negative,
+                "which no token writes");
+  expect_caught(token_head(SlotPattern::skip, false, Layout::hnd), Bug::skip_slot_written,
+                "(slot 0), which no token writes");
+}
+
 Case mla(SlotPattern slots, DType out = DType::bf16, MlaScale scale = MlaScale::none) {
   Case c = testing_support::mla_case(100, 512, 64, 16);
   testing_support::mla_params(c).slots = slots;
@@ -297,6 +326,24 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
                                   launched = true;
                                   return cudaSuccess;
                                 });
+    const Row row = run_case(c, settings_, device_, {}, o);
+    EXPECT_EQ(row.status, Status::rejected) << to_string(inject);
+    EXPECT_NE(row.reason.find(reason), std::string::npos) << row.reason;
+    EXPECT_FALSE(launched) << to_string(inject);
+  }
+  // per_token_head: a slot out of range, and blocks (with their scales) off 4-byte alignment.
+  for (const auto& [inject, reason] :
+       {std::pair{Inject::slot_out_of_range, ">= NB*BS"},
+        std::pair{Inject::misaligned_cache, "per_token_head cache misaligned: block stride"}}) {
+    Case c = token_head(SlotPattern::padded);
+    c.inject = inject;
+    bool launched = false;
+    LaunchOverride o;
+    o.on<kernels::CacheWriteArgs>(Kernel::cache_write,
+                                  [&launched](const kernels::CacheWriteArgs&, cudaStream_t) {
+                                    launched = true;
+                                    return cudaSuccess;
+                                  });
     const Row row = run_case(c, settings_, device_, {}, o);
     EXPECT_EQ(row.status, Status::rejected) << to_string(inject);
     EXPECT_NE(row.reason.find(reason), std::string::npos) << row.reason;

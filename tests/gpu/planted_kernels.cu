@@ -161,6 +161,47 @@ __global__ void planted_ds_mla(kernels::MlaCacheArgs a, Bug bug) {
   }
 }
 
+// per_token_head (SPEC.md §7), one block per token, one thread per head: each row's amax and
+// scale, then its codes by the IEEE division, K then V.
+template <class In>
+__global__ void planted_token_head(kernels::CacheWriteArgs a, Bug bug) {
+  const std::int64_t t = blockIdx.x;
+  std::int64_t s = a.slot_mapping[t];
+  if (bug == Bug::swa_before_negative && a.swa_slot_mapping != nullptr) {
+    s = a.swa_slot_mapping[s];  // reads index -1 for a padding token
+    if (s < 0) return;
+  } else {
+    if (s < 0 && bug != Bug::padding_written) return;
+    if (a.swa_slot_mapping != nullptr && s >= 0) {
+      s = a.swa_slot_mapping[s];
+      if (s < 0) return;
+    }
+  }
+  if (s >= 0 && s == a.skip_slot && bug != Bug::skip_slot_written) return;
+  if (bug == Bug::slot_off_by_one) ++s;
+  // Division truncates toward zero, so slot -1 gives block 0, offset -1: just before the cache.
+  const std::int64_t b = s / a.block_size, o = s % a.block_size, D = a.head_size;
+  for (std::int64_t h = threadIdx.x; h < a.num_heads; h += blockDim.x)
+    for (const bool v : {false, true}) {
+      const In* x = static_cast<const In*>(v ? a.value : a.key) + t * (v ? a.value_s0 : a.key_s0) +
+                    h * (v ? a.value_s1 : a.key_s1);
+      unsigned char* row = static_cast<unsigned char*>(v ? a.value_cache : a.key_cache) +
+                           b * a.block_stride + o * a.slot_stride + h * a.head_stride;
+      float amax = 0.0f;
+      const std::int64_t first = bug == Bug::token_scale_shared ? -h : 0;
+      const std::int64_t last = bug == Bug::token_scale_shared ? a.num_heads - h : 1;
+      for (std::int64_t hh = first; hh < last; ++hh)
+        for (std::int64_t d = 0; d < D; ++d)
+          amax = fmaxf(amax, fabsf(to_float(x[hh * (v ? a.value_s1 : a.key_s1) + d])));
+      float scale = fmaxf(__fdiv_rn(amax, 448.0f), 1e-6f);
+      if (bug == Bug::row_scale_wrong) scale = nextafterf(scale, INFINITY);
+      const std::int64_t codes_at = bug == Bug::row_scale_first ? 4 : 0;
+      for (std::int64_t d = 0; d < D; ++d)
+        row[codes_at + d] = from_float<fp8_e4m3_t>(__fdiv_rn(to_float(x[d]), scale)).bits;
+      memcpy(row + (bug == Bug::row_scale_first ? 0 : D), &scale, 4);
+    }
+}
+
 }  // namespace
 
 cudaError_t launch_planted_mla_cache(const kernels::MlaCacheArgs& a, Bug bug, cudaStream_t stream) {
@@ -191,7 +232,12 @@ cudaError_t launch_planted_cache_write(const kernels::CacheWriteArgs& a, Bug bug
   return kernels::dispatch_dtypes(a.in_dtype, a.out_dtype, [&](auto in_tag, auto out_tag) {
     using In = typename decltype(in_tag)::type;
     using Out = typename decltype(out_tag)::type;
-    planted_cache_write<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    if (a.scale == ScaleMode::per_token_head) {
+      if constexpr (sizeof(In) == 2)
+        planted_token_head<In><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    } else {
+      planted_cache_write<In, Out><<<static_cast<unsigned>(a.num_tokens), 128, 0, stream>>>(a, bug);
+    }
     return cudaGetLastError();
   });
 }

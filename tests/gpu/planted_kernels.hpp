@@ -33,6 +33,11 @@ enum class Bug {
   rope_quantized,      // k_pe stored as e4m3 codes instead of bf16
   scale_rule_swapped,  // pow2 where raw is asked, raw where pow2 is
   tile_boundary,       // tiles start one element early: element 128i - 1 is in tile i
+  // reshape_and_cache_flash, per_token_head (also: slot_off_by_one, padding_written,
+  // swa_before_negative, skip_slot_written)
+  row_scale_wrong,     // each row's scale one ulp above the rule's
+  row_scale_first,     // the scale stored before the row's codes instead of after them
+  token_scale_shared,  // one scale per token from the amax over all its heads
 };
 
 cudaError_t launch_planted_concat(const kernels::ConcatArgs& a, Bug bug, cudaStream_t stream);
