@@ -154,6 +154,8 @@ def unsupported_reason(c):
         return f"seed: strides {c['strides']} (the seed assumes head stride = head_size)"
     if c["scale"] == "per_head":
         return "seed: per_head scale (the seed loads one scale per tensor)"
+    if c["scale"] == "per_token_head":
+        return "seed: per_token_head scale (the seed divides by a caller's scale)"
     if c["slots"] == "skip":
         return "seed: skip slot (the seed has no reserved skip index)"
     if c["swa"] and c["slots"] == "padded":

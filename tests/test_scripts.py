@@ -383,7 +383,9 @@ class TritonBaselineCpu(unittest.TestCase):
         self.assertIsNone(tb.unsupported_reason(self.find(sweep="odd_heads_cache", layout="nhd", head_dim=80)))
         self.assertIsNone(tb.unsupported_reason(self.find(sweep="llama_fp8_cache")))
         c = dict(self.find(sweep="llama_qwen_cache"))
-        for change, fragment in ((dict(scale="per_head"), "per_head"), (dict(slots="skip"), "skip"),
+        for change, fragment in ((dict(scale="per_head"), "per_head"),
+                                 (dict(scale="per_token_head"), "per_token_head"),
+                                 (dict(slots="skip"), "skip"),
                                  (dict(strides="padded"), "head stride"),
                                  (dict(swa=True, slots="padded"), "swa_slot_mapping[-1]"),
                                  (dict(num_tokens=1 << 20, num_heads=128), "32-bit")):
