@@ -28,4 +28,8 @@ Command add_schema(CLI::App& app);       // schema.cpp
 // Every subcommand, registered on `app` in the order `kvbench --help` lists them.
 std::vector<Command> add_commands(CLI::App& app);
 
+// The whole command line (argv[0] is the program's name): the exit code, with every failure one
+// line on stderr (entry.cpp).
+int run_command_line(int argc, const char* const* argv);
+
 }  // namespace kvbench::cli

@@ -50,50 +50,84 @@ void add_plugin_flags(CLI::App* command, std::vector<std::string>& paths,
       ->check(non_empty());
 }
 
-const plugin::Plugins& load_plugin_variants(const std::vector<std::string>& paths) {
-  static std::optional<plugin::Plugins> loaded;
-  static std::vector<std::string> loaded_paths;
-  if (loaded) {
-    if (paths != loaded_paths) throw plugin::PluginError("plugins are loaded once per process");
-    return *loaded;
-  }
+namespace {
+
+// The plugins and in-process variants of this process, in the order they came.
+plugin::Plugins& process_plugins() {
+  static plugin::Plugins plugins;
+  return plugins;
+}
+
+// kvbench's own variant names, which no other may take.
+std::vector<std::string> own_variant_names() {
   std::vector<std::string> taken;
-  for (Variant v : all_values<Variant>()) taken.emplace_back(to_string(v));
-  plugin::Plugins p = plugin::load_plugins(paths, taken);
-  for (const plugin::PluginVariant& pv : p.variants()) {
-    const Kernel k = kernel_of(pv.op);
-    const Variant v = name_external_variant(pv.name);
-    add_external_variant(k, {v, pv.why, [pv](const Case& c) { return ask_supports(pv, c); }},
-                         "plugin " + pv.plugin);
+  for (Variant v : all_values<Variant>())
+    if (!is_external(v)) taken.emplace_back(to_string(v));
+  return taken;
+}
+
+// Names the variant and adds it to its operation, so configs and --variants select it.
+void add_to_operation(const plugin::PluginVariant& pv, const std::string& origin) {
+  const Kernel k = kernel_of(pv.op);
+  const Variant v = name_external_variant(pv.name);
+  add_external_variant(k, {v, pv.why, [pv](const Case& c) { return ask_supports(pv, c); }}, origin);
+}
+
+}  // namespace
+
+const plugin::Plugins& load_plugin_variants(const std::vector<std::string>& paths) {
+  static std::optional<std::vector<std::string>> loaded_paths;
+  if (loaded_paths) {
+    if (paths != *loaded_paths) throw plugin::PluginError("plugins are loaded once per process");
+    return process_plugins();
   }
+  plugin::Plugins& all = process_plugins();
+  const std::size_t before = all.variants().size();
+  all.load(paths, own_variant_names());
+  for (std::size_t i = before; i < all.variants().size(); ++i)
+    add_to_operation(all.variants()[i], "plugin " + all.variants()[i].plugin);
   loaded_paths = paths;
-  loaded = std::move(p);
-  return *loaded;
+  return all;
+}
+
+void add_in_process_variant(const kvb_variant& variant, const std::string& source) {
+  plugin::Plugins& all = process_plugins();
+  all.add_in_process(variant, source, own_variant_names());
+  add_to_operation(all.variants().back(), source);
 }
 
 LaunchOverride with_plugin_launches(LaunchOverride base, const plugin::Plugins& plugins) {
   for (const plugin::PluginVariant& pv : plugins.variants()) {
     const Kernel k = kernel_of(pv.op);
-    base.on_variant(from_string<Variant>(pv.name), [pv, k](const void* args, cudaStream_t s) {
-      AbiArgs a;
-      to_abi(k, args, a);
-      char message[512] = {};
-      const std::int32_t rc = pv.launch(&a.args, s, message, sizeof message);
-      message[sizeof message - 1] = '\0';
-      if (rc != 0)
-        throw LaunchError("plugin " + pv.plugin + ": variant " + pv.name + ": launch returned " +
-                          std::to_string(rc) + (message[0] ? ": " + std::string(message) : ""));
-      return cudaGetLastError();  // a kernel the plugin could not launch
-    });
+    bool in_process = false;
+    for (const plugin::PluginInfo& i : plugins.info())
+      in_process = in_process || (i.in_process && i.path == pv.plugin);
+    base.on_variant(
+        from_string<Variant>(pv.name), [pv, k, in_process](const void* args, cudaStream_t s) {
+          AbiArgs a;
+          to_abi(k, args, a);
+          char message[512] = {};
+          const std::int32_t rc = pv.launch(&a.args, s, message, sizeof message);
+          message[sizeof message - 1] = '\0';
+          if (rc == 0) return cudaGetLastError();  // a kernel the variant could not launch
+          // An in-process variant's message is its error ("RuntimeError: ..."), its source named.
+          if (in_process && message[0])
+            throw LaunchError("variant " + pv.name + " (" + pv.plugin + "): " + message);
+          throw LaunchError("plugin " + pv.plugin + ": variant " + pv.name + ": launch returned " +
+                            std::to_string(rc) + (message[0] ? ": " + std::string(message) : ""));
+        });
   }
   return base;
 }
 
 std::string plugins_json(const plugin::Plugins& plugins) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const plugin::PluginInfo& i : plugins.info())
-    list.push_back(
-        {{"path", i.path}, {"size", i.size}, {"sha256", i.sha256}, {"variants", i.variants}});
+  for (const plugin::PluginInfo& i : plugins.info()) {
+    nlohmann::ordered_json entry = {
+        {"path", i.path}, {"size", i.size}, {"sha256", i.sha256}, {"variants", i.variants}};
+    if (i.in_process) entry["in_process"] = true;
+    list.push_back(entry);
+  }
   return list.dump();
 }
 

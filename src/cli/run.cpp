@@ -245,6 +245,8 @@ std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
   std::vector<InputFile> inputs = {{"the config", args.config_path},
                                    {"the baseline", args.gate.baseline}};
   for (const std::string& p : args.plugins) inputs.push_back({"--plugin", p});
+  for (const plugin::PluginInfo& i : load_plugin_variants(args.plugins).info())
+    if (i.in_process) inputs.push_back({"a variant's source", i.path});
   check_outputs({{"--output", args.output, NonRegular::refuse, true},
                  {"--output's sidecar", args.output + ".json", NonRegular::refuse, true},
                  {"--junit", args.gate.junit}},
@@ -389,8 +391,10 @@ class ActiveRun {
 };
 
 int cmd_run(RunArgs args) {
-  // Plugins before the config, which may name their variants; a bad one ends the run here.
-  if (!args.plugins.empty()) args.plugins_json = plugins_json(load_plugin_variants(args.plugins));
+  // Plugins before the config, which may name their variants; a bad one ends the run here. The
+  // record holds the in-process variants' sources too (include/kvbench/host.h).
+  const plugin::Plugins& plugins = load_plugin_variants(args.plugins);
+  if (!plugins.info().empty()) args.plugins_json = plugins_json(plugins);
   const LoadedConfig loaded = load_run_config(args);
   const Config& config = loaded.config;
   if (args.output.empty()) args.output = default_output(args.config_path);

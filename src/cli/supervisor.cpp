@@ -50,11 +50,19 @@ std::string self_exe() {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
-// The worker command: KVBENCH_WORKER (a shell command, for tests) or kvbench itself.
+std::vector<std::string>& host_worker_command() {
+  static std::vector<std::string> command;
+  return command;
+}
+
+// The worker command: KVBENCH_WORKER (a shell command, for tests), the host's
+// (set_worker_command), or kvbench itself.
 std::vector<std::string> worker_command(const std::vector<std::string>& args) {
   std::vector<std::string> argv;
   if (const char* stand_in = std::getenv("KVBENCH_WORKER"); stand_in && *stand_in) {
     argv = {"/bin/sh", "-c", std::string("exec ") + stand_in + " \"$@\"", "kvbench-worker"};
+  } else if (!host_worker_command().empty()) {
+    argv = host_worker_command();
   } else {
     argv = {self_exe()};
   }
@@ -130,6 +138,10 @@ std::string death_reason(int status) {
 }
 
 }  // namespace
+
+void set_worker_command(std::vector<std::string> command) {
+  host_worker_command() = std::move(command);
+}
 
 void install_interrupt_handlers() {
   if (g_signal_pipe[0] < 0 && pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)

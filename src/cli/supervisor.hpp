@@ -53,6 +53,12 @@ struct SupervisorEvents {
 int supervise(const std::vector<std::size_t>& cases, const SupervisorOptions& options,
               const SupervisorEvents& events);
 
+// The command that starts a worker, before its arguments ("worker", CONFIG, flags): kvbench's own
+// executable (/proc/self/exe) unless this sets another, as a program hosting the library does
+// (include/kvbench/host.h). Empty: kvbench's own again. KVBENCH_WORKER, a stand-in for tests,
+// takes precedence over both.
+void set_worker_command(std::vector<std::string> command);
+
 // Catches SIGTERM, and SIGINT unless it is ignored (a background job of a non-interactive
 // shell): the first one makes supervise() return, a second one ends the process at once.
 void install_interrupt_handlers();

@@ -261,8 +261,9 @@ int cmd_worker(const WorkerArgs& args) {
     // Plugins first: the config names their variants.
     LaunchOverride launches;
     if (!setup.plugins.empty()) {
-      std::vector<std::string> paths;
-      for (const auto& p : nlohmann::json::parse(setup.plugins)) paths.push_back(p.at("path"));
+      std::vector<std::string> paths;  // the shared objects; in-process variants are here already
+      for (const auto& p : nlohmann::json::parse(setup.plugins))
+        if (!p.value("in_process", false)) paths.push_back(p.at("path"));
       const plugin::Plugins& plugins = load_plugin_variants(paths);
       check_plugins_unchanged(plugins, setup.plugins);
       launches = with_plugin_launches(std::move(launches), plugins);

@@ -23,17 +23,19 @@ constexpr std::uint64_t kMaxPluginBytes = std::uint64_t{1} << 30;
 }
 
 // The file's bytes, from a regular file only (a FIFO or device would block or never end).
-std::string read_plugin_file(const std::string& path) {
+// `what` names the file in errors: "plugin" (a shared object) or "variant source".
+std::string read_plugin_file(const std::string& path, const std::string& what = "plugin") {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) refuse(path, std::string("cannot open plugin: ") + std::strerror(errno));
+  if (fd < 0) refuse(path, "cannot open " + what + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    refuse(path, "not a regular file (a plugin is a shared object, .so)");
+    refuse(path, what == "plugin" ? "not a regular file (a plugin is a shared object, .so)"
+                                  : "not a regular file (a " + what + " is a file)");
   }
   if (static_cast<std::uint64_t>(st.st_size) > kMaxPluginBytes) {
     ::close(fd);
-    refuse(path, "larger than 1 GiB; not a plugin");
+    refuse(path, "larger than 1 GiB; not a " + what);
   }
   std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
@@ -42,7 +44,7 @@ std::string read_plugin_file(const std::string& path) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ::close(fd);
-      refuse(path, "cannot read plugin");
+      refuse(path, "cannot read " + what);
     }
     done += static_cast<std::size_t>(n);
   }
@@ -152,10 +154,9 @@ const PluginVariant* Plugins::find(const std::string& name) const {
   return nullptr;
 }
 
-Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken) {
-  Plugins out;
+void Plugins::load(const std::vector<std::string>& paths, const std::vector<std::string>& taken) {
   for (const std::string& path : paths) {
-    for (const PluginInfo& seen : out.info_)
+    for (const PluginInfo& seen : info_)
       if (seen.path == path) refuse(path, "given twice");
     const std::string bytes = read_plugin_file(path);
     if (!is_elf_shared_object(bytes)) refuse(path, "not an ELF shared object (.so)");
@@ -166,7 +167,7 @@ Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<st
       const char* why = ::dlerror();
       refuse(path, std::string("the dynamic loader refused it: ") + (why ? why : "unknown"));
     }
-    out.handles_.push_back(handle);
+    handles_.push_back(handle);
     const auto* version =
         static_cast<const std::uint32_t*>(::dlsym(handle, "kvbench_plugin_abi_version"));
     if (version == nullptr)
@@ -179,7 +180,7 @@ Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<st
     kvb_plugin_init_fn init;
     std::memcpy(&init, &init_symbol, sizeof init);  // object pointer -> function pointer
 
-    Registration r{path, &taken, &out.variants_, {}, {}};
+    Registration r{path, &taken, &variants_, {}, {}};
     const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
     const std::int32_t status = init(KVBENCH_ABI_VERSION, &host);
     if (!r.error.empty())
@@ -189,9 +190,36 @@ Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<st
       refuse(path, "kvbench_plugin_init returned " + std::to_string(status) + " (ABI version " +
                        std::to_string(KVBENCH_ABI_VERSION) + ")");
     if (r.added.empty()) refuse(path, "kvbench_plugin_init registered no variant");
-    out.info_.push_back(
-        {path, static_cast<std::uint64_t>(bytes.size()), sha256_hex(bytes), r.added});
+    info_.push_back({path, static_cast<std::uint64_t>(bytes.size()), sha256_hex(bytes), r.added});
   }
+}
+
+void Plugins::add_in_process(const kvb_variant& variant, const std::string& source,
+                             const std::vector<std::string>& taken) {
+  if (source.empty())
+    throw PluginError("variant '" + std::string(variant.name ? variant.name : "") +
+                      "': no source file (the file that defines it)");
+  Registration r{source, &taken, &variants_, {}, {}};
+  add_variant(&r, &variant);
+  if (!r.error.empty()) refuse(source, r.error);
+  for (PluginInfo& i : info_)
+    if (i.path == source && i.in_process) {
+      i.variants.push_back(r.added.front());
+      return;
+    }
+  try {
+    const std::string bytes = read_plugin_file(source, "variant source");
+    info_.push_back(
+        {source, static_cast<std::uint64_t>(bytes.size()), sha256_hex(bytes), r.added, true});
+  } catch (const PluginError&) {
+    variants_.pop_back();  // not registered: its source cannot be recorded
+    throw;
+  }
+}
+
+Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken) {
+  Plugins out;
+  out.load(paths, taken);
   return out;
 }
 

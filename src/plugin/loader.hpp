@@ -25,6 +25,9 @@ struct PluginInfo {
   std::uint64_t size;  // bytes
   std::string sha256;  // of those bytes
   std::vector<std::string> variants;
+  // Registered by the program that hosts kvbench (include/kvbench/host.h), from this source
+  // file, rather than loaded from a shared object.
+  bool in_process = false;
 };
 
 // A variant a plugin registered, and where it came from.
@@ -50,8 +53,16 @@ class Plugins {
   // The variant called `name`, or nullptr.
   const PluginVariant* find(const std::string& name) const;
 
+  // Loads each shared object in order, after those already here (load_plugins below).
+  void load(const std::vector<std::string>& paths, const std::vector<std::string>& taken);
+  // Registers one variant of the hosting program, with the checks a plugin's add_variant makes;
+  // `source` is the file that defines it, recorded (size, SHA-256) as a plugin's is. Throws
+  // PluginError "SOURCE: why" for a bad or clashing name, an unknown operation, no launch, or a
+  // source that cannot be read.
+  void add_in_process(const kvb_variant& variant, const std::string& source,
+                      const std::vector<std::string>& taken);
+
  private:
-  friend Plugins load_plugins(const std::vector<std::string>&, const std::vector<std::string>&);
   std::vector<PluginInfo> info_;
   std::vector<PluginVariant> variants_;
   std::vector<void*> handles_;

@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""CPU test of the Python package (python/kvbench, docs/python.md) over libkvbench.so: the
+library exports only include/kvbench/host.h; importing the package needs neither torch nor the
+library; a Python variant lists exactly the cases of kvbench's own variants of its operation;
+bad names, clashes and unknown operations are refused with exit 3 and one line; `run` starts
+its workers with this interpreter (kvbench.worker), which imports the variants' files (not as
+__main__) and refuses a file that changed; the sidecar records each file as it records a plugin;
+the callbacks turn a launch's exception into its message and a supports() reason into the
+case's; Buffers expose __cuda_array_interface__ version 3 with byte strides. Without a GPU a run
+ends with exit 4 and one line; with one (the GPU host), the same test checks the rows instead.
+Usage: test_python.py OUT_DIR KVBENCH LIBKVBENCH"""
+import csv
+import ctypes
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else "python_test_out")
+KVBENCH = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "kvbench"))
+LIB = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "libkvbench.so"))
+SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+os.environ["KVBENCH_LIB"] = LIB
+import kvbench  # noqa: E402
+from kvbench import _abi  # noqa: E402
+
+PROGRAM = """\
+import os
+import sys
+
+import kvbench
+
+{body}
+
+if __name__ == "__main__":
+    sys.exit(kvbench.main(sys.argv[1:]))
+"""
+
+
+def env(**extra):
+    e = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), KVBENCH_LIB=LIB)
+    e.pop("KVBENCH_WORKER", None)
+    e.update(extra)
+    return e
+
+
+def program(name, body):
+    """A Python program defining variants, written under OUT."""
+    path = os.path.join(OUT, name + ".py")
+    with open(path, "w") as f:
+        f.write(PROGRAM.format(body=textwrap.dedent(body)))
+    return path
+
+
+def run_program(path, *args, **extra):
+    return subprocess.run([sys.executable, path, *args], capture_output=True, text=True,
+                          env=env(**extra), cwd=OUT, timeout=300)
+
+
+def kvbench_cli(*args):
+    return subprocess.run([KVBENCH, *args], capture_output=True, text=True, check=True).stdout
+
+
+def one_line(test, done, code, pattern):
+    test.assertEqual(done.returncode, code, done.stdout + done.stderr)
+    lines = done.stderr.splitlines()
+    test.assertEqual(len(lines), 1, done.stderr)
+    test.assertRegex(lines[0], pattern)
+
+
+VARIANT = """\
+def supports(args):
+    return None if args.num_tokens < 1000 else f"tokens {args.num_tokens}"
+
+@kvbench.variant("pyvar", op="reshape_and_cache_flash", why="test variant", supports=supports)
+def launch(args, stream):
+    raise RuntimeError("launch refused on purpose")
+
+@kvbench.variant("pyconcat", op="concat_and_cast_mha_k", why="test variant")
+def launch_concat(args, stream):
+    raise RuntimeError("launch refused on purpose")
+
+if os.environ.get("MARK"):  # who imported this file, and as what
+    with open(os.environ["MARK"], "a") as f:
+        f.write(f"{__name__} {sys.argv[0]} {'kvbench.worker' in sys.modules}\\n")
+"""
+
+
+class Library(unittest.TestCase):
+    def test_exports_only_the_host_api(self):
+        if not shutil.which("nm"):
+            self.skipTest("no nm")
+        out = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True, text=True,
+                             check=True).stdout
+        names = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
+        self.assertEqual(names, ["kvbench_add_variant", "kvbench_main",
+                                 "kvbench_set_worker_command"])
+
+    def test_main_is_the_executables_command_line(self):
+        done = subprocess.run([sys.executable, "-c", "import sys, kvbench; "
+                               "sys.exit(kvbench.main(['schema']))"],
+                              capture_output=True, text=True, env=env())
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, kvbench_cli("schema"))
+        done = subprocess.run([sys.executable, "-c", "import sys, kvbench; "
+                               "sys.exit(kvbench.main(['lst']))"],
+                              capture_output=True, text=True, env=env())
+        one_line(self, done, 3, r"^kvbench: unknown subcommand 'lst'")
+
+    def test_import_needs_no_torch_and_no_library(self):
+        fake = os.path.join(OUT, "fake_torch")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "torch.py"), "w") as f:
+            f.write("raise ImportError('torch imported')\n")
+        done = subprocess.run(
+            [sys.executable, "-c", "import kvbench, sys; assert 'torch' not in sys.modules; "
+             "print(kvbench.OPS['reshape_and_cache_flash'])"],
+            capture_output=True, text=True,
+            env=env(PYTHONPATH=fake + os.pathsep + os.path.join(ROOT, "python"),
+                    KVBENCH_LIB=os.path.join(OUT, "none.so")))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "2")
+
+    def test_missing_library_is_one_line(self):
+        path = program("uses_missing_lib", VARIANT)
+        missing = os.path.join(OUT, "no_such_libkvbench.so")
+        done = run_program(path, "list", SMOKE, KVBENCH_LIB=missing)
+        one_line(self, done, 3, "^kvbench: cannot load libkvbench.so: tried " + missing +
+                 r" \(no such file\).*KVBENCH_LIB")
+
+
+class List(unittest.TestCase):
+    """`list` through the package: the cases of kvbench's own variants, under the new name."""
+
+    def listing(self, *args):
+        rows = list(csv.reader(io.StringIO(kvbench_cli("list", SMOKE, "--format", "csv", *args))))
+        return rows[0], rows[1:]
+
+    def test_cases_are_kvbenchs(self):
+        path = program("lists", VARIANT)
+        done = run_program(path, "list", SMOKE, "--variants", "pyvar,pyconcat", "--format", "csv")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        got = list(csv.reader(io.StringIO(done.stdout)))
+        header, own = self.listing("--variants", "optimized")
+        self.assertEqual(got[0], header)  # the binary's columns, in its order
+        col = header.index("variant")
+        kernel = header.index("kernel")
+        rename = {"reshape_and_cache_flash": "pyvar", "concat_and_cast_mha_k": "pyconcat"}
+        want = [r[:col] + [rename[r[kernel]]] + r[col + 1:] for r in own]
+        self.assertGreater(len(want), 0)
+        self.assertEqual(got[1:], want)
+        self.assertEqual({r[kernel] for r in got[1:]}, set(rename))
+
+    def test_plan_names_the_source_and_the_reason(self):
+        path = program("plans", VARIANT)
+        done = run_program(path, "list", SMOKE, "--variants", "pyvar", "--plan",
+                           "--device-profile", "h200")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = [line for line in done.stdout.splitlines() if " pyvar " in line]
+        self.assertTrue(lines)
+        for line in lines:
+            tokens = int(line.split(" T=")[1].split()[0])
+            if tokens < 1000:
+                self.assertTrue(line.endswith("| none: a variant from plans.py"), line)
+            else:
+                self.assertTrue(line.endswith(f"| not supported: tokens {tokens}"), line)
+
+
+class Refusals(unittest.TestCase):
+    def test_bad_name(self):
+        path = program("bad_name", """\
+            @kvbench.variant("Bad-Name", op="reshape_and_cache_flash")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: bad_name.py: variant 'Bad-Name': a name is 1 to 32 of \[a-z0-9_\]$")
+
+    def test_clash_with_kvbench(self):
+        path = program("clash_own", """\
+            @kvbench.variant("optimized", op="concat_and_cast_mha_k")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: clash_own.py: variant 'optimized' clashes with kvbench's own")
+
+    def test_clash_between_variants(self):
+        path = program("clash_twice", """\
+            @kvbench.variant("twice", op="concat_and_cast_mha_k")
+            def launch(args, stream):
+                pass
+
+            @kvbench.variant("twice", op="reshape_and_cache_flash")
+            def launch2(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: clash_twice.py: variant 'twice' clashes with the one it registered")
+
+    def test_unknown_operation(self):
+        path = program("bad_op", """\
+            @kvbench.variant("fine", op="concat_and_cache_mla")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: bad_op.py: variant 'fine': unknown operation 'concat_and_cache_mla' "
+                 r"\(one of concat_and_cast_mha_k, reshape_and_cache_flash\)$")
+
+    def test_config_needs_the_variant(self):
+        path = program("no_variants", "")
+        one_line(self, run_program(path, "list", SMOKE, "--variants", "pyvar"), 3,
+                 r"^kvbench: --variants: unknown variant 'pyvar'")
+
+    def test_function_outside_a_file(self):
+        done = subprocess.run(
+            [sys.executable, "-c", "import kvbench\n"
+             "try:\n"
+             "    kvbench.variant('x', op='concat_and_cast_mha_k')(eval('lambda a, s: None'))\n"
+             "except ValueError as e:\n"
+             "    print(e)\n"],
+            capture_output=True, text=True, env=env())
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("a variant must be defined in a file", done.stdout)
+
+
+def cases_of(path, *args):
+    """Indices of `list` through the program at path (numbers as `run --case` takes them)."""
+    done = run_program(path, "list", SMOKE, "--format", "csv", *args)
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    return rows
+
+
+class Run(unittest.TestCase):
+    """`run` through the package: its workers are this interpreter running kvbench.worker."""
+
+    def test_run_uses_the_python_worker(self):
+        path = program("runs", VARIANT)
+        mark = os.path.join(OUT, "runs.mark")
+        if os.path.exists(mark):
+            os.remove(mark)
+        rows = cases_of(path, "--variants", "pyvar")
+        small = next(r["case"] for r in rows if int(r["num_tokens"]) < 1000)
+        large = next(r["case"] for r in rows if int(r["num_tokens"]) >= 1000)
+        out = os.path.join(OUT, "runs.csv")
+        done = run_program(path, "run", SMOKE, "--variants", "pyvar", "--case", small, "--case",
+                           large, "-o", out, MARK=mark)
+        with open(mark) as f:
+            imports = f.read().splitlines()
+        # The program marks itself as __main__; its worker imports the file under another name
+        # (so its main block does not run), from kvbench.worker started by `python -c`.
+        self.assertEqual(imports[0], f"__main__ {path} False")
+        self.assertEqual(imports[1:], ["__kvbench_main__ -c True"], done.stderr)
+        if done.returncode == 4:  # no GPU here: the worker's fatal line is the run's
+            one_line(self, done, 4, r"^kvbench: no CUDA device")
+            self.assertFalse(os.path.exists(out))
+            return
+        # A GPU: the launch's exception fails its case, supports() refuses the other.
+        self.assertEqual(done.returncode, 2, done.stderr)
+        with open(out) as f:
+            got = {r["num_tokens"]: r for r in csv.DictReader(f)}
+        for r in got.values():
+            if int(r["num_tokens"]) < 1000:
+                self.assertEqual(r["status"], "failed")
+                self.assertIn("RuntimeError: launch refused on purpose", r["reason"])
+            else:
+                self.assertEqual((r["status"], r["reason"]),
+                                 ("not_supported", f"tokens {r['num_tokens']}"))
+
+    def test_worker_refuses_a_changed_source(self):
+        path = program("changes", VARIANT + textwrap.dedent("""\
+            if __name__ != "__main__":  # the worker's import changes the file
+                with open(__file__, "a") as f:
+                    f.write("# changed\\n")
+            """))
+        rows = cases_of(path, "--variants", "pyvar")
+        done = run_program(path, "run", SMOKE, "--variants", "pyvar", "--case", rows[0]["case"],
+                           "-o", os.path.join(OUT, "changes.csv"))
+        one_line(self, done, 3, r"^kvbench: .*not the files the run started with .*changes.py")
+
+    def test_sidecar_records_the_source(self):
+        """With the stand-in worker (tests/workers/standin_worker.py), which needs no GPU."""
+        path = program("recorded", VARIANT)
+        out = os.path.join(OUT, "recorded.csv")
+        for p in (out, out + ".json"):
+            if os.path.exists(p):
+                os.remove(p)
+        stand_in = {"KVBENCH_WORKER": sys.executable + " " +
+                    os.path.join(ROOT, "tests", "workers", "standin_worker.py"),
+                    "STANDIN_KVBENCH": KVBENCH}
+        done = run_program(path, "run", SMOKE, "--variants", "pyvar,pyconcat", "--case", "0",
+                           "-o", out, **stand_in)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(out + ".json") as f:
+            plugins = json.load(f)["plugins"]
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertEqual(plugins, [{"path": "recorded.py", "size": len(data),
+                                    "sha256": hashlib.sha256(data).hexdigest(),
+                                    "variants": ["pyvar", "pyconcat"], "in_process": True}])
+        with open(path, "a") as f:
+            f.write("# changed\n")
+        done = run_program(path, "run", SMOKE, "--variants", "pyvar,pyconcat", "--case", "0",
+                           "-o", out, "--resume", **stand_in)
+        one_line(self, done, 3, r"^kvbench: --resume: .*--plugin \(plugins\)")
+
+
+def args_struct(op):
+    """A kvb_args of op with made-up sizes and pointers (never dereferenced here)."""
+    a = _abi.Args(struct_size=ctypes.sizeof(_abi.Args), op=op)
+    if op == _abi.KVB_OP_CACHE_WRITE:
+        s = _abi.CacheWriteArgs(key=0x1000, value=0x2000, key_cache=0x3000, value_cache=0x4000,
+                                slot_mapping=0x5000, swa_slot_mapping=None, k_scale=0x6000,
+                                v_scale=0x7000, num_tokens=5, num_heads=4, head_size=80,
+                                block_size=16, key_s0=400, key_s1=80, value_s0=336, value_s1=84,
+                                block_stride=2 * 16 * 4 * 80, slot_stride=80, head_stride=16 * 80,
+                                num_slots=64, skip_slot=-1, scale_mode=2, in_dtype=2, out_dtype=3)
+        a.cache_write = ctypes.pointer(s)
+    else:
+        s = _abi.ConcatMlaKArgs(k_nope=0x1000, k_rope=0x2000, k=0x3000, num_tokens=3, num_heads=2,
+                                nope_dim=128, rope_dim=64, nope_s0=512, nope_s1=256, rope_s0=576,
+                                k_s0=384, k_s1=192, in_dtype=0, out_dtype=4)
+        a.concat_mla_k = ctypes.pointer(s)
+    return a, s
+
+
+class Callbacks(unittest.TestCase):
+    """The ctypes callbacks kvbench calls, called here as kvbench would."""
+
+    def make(self, launch, supports=None):
+        before = len(kvbench._variants)
+        kvbench.variant("cb", op="reshape_and_cache_flash", supports=supports)(launch)
+        v = kvbench._variants.pop()
+        self.assertEqual(len(kvbench._variants), before)
+        return v
+
+    def test_case_args_mirror_the_struct(self):
+        seen = []
+        v = self.make(lambda args, stream: seen.append((args, stream)))
+        a, s = args_struct(_abi.KVB_OP_CACHE_WRITE)
+        message = ctypes.create_string_buffer(64)
+        self.assertEqual(v.c_launch(ctypes.pointer(a), 0xABC, message, 64), 0)
+        args, stream = seen[0]
+        self.assertEqual(stream, 0xABC)
+        self.assertEqual(args.op, "reshape_and_cache_flash")
+        for name, _ in _abi.CacheWriteArgs._fields_[8:21]:
+            self.assertEqual(getattr(args, name), getattr(s, name), name)
+        self.assertEqual((args.in_dtype, args.out_dtype, args.scale_mode, args.layout),
+                         ("bf16", "fp8_e4m3", "per_head", "hnd"))
+        self.assertEqual(args.value.__cuda_array_interface__,
+                         {"shape": (5, 4, 80), "strides": (672, 168, 2), "typestr": "<u2",
+                          "data": (0x2000, False), "version": 3})
+        self.assertEqual(args.key_cache.__cuda_array_interface__,
+                         {"shape": (4, 16, 4, 80), "strides": (10240, 80, 1280, 1),
+                          "typestr": "|u1", "data": (0x3000, False), "version": 3})
+        self.assertEqual(args.key_cache.dtype, "fp8_e4m3")
+        self.assertEqual(args.k_scale.__cuda_array_interface__["shape"], (4,))
+        self.assertEqual(args.slot_mapping.__cuda_array_interface__["typestr"], "<i8")
+        self.assertIsNone(args.swa_slot_mapping)
+
+    def test_concat_args(self):
+        seen = []
+        v = self.make(lambda args, stream: seen.append(args))
+        a, s = args_struct(_abi.KVB_OP_CONCAT_MLA_K)
+        self.assertEqual(v.c_launch(ctypes.pointer(a), None, None, 0), 0)
+        args = seen[0]
+        self.assertEqual((args.op, args.in_dtype, args.out_dtype),
+                         ("concat_and_cast_mha_k", "f32", "fp8_e5m2"))
+        self.assertEqual(args.k_nope.__cuda_array_interface__["strides"], (2048, 1024, 4))
+        self.assertEqual(args.k_rope.__cuda_array_interface__["shape"], (3, 1, 64))
+        self.assertEqual(args.k.__cuda_array_interface__["shape"], (3, 2, 192))
+
+    def test_launch_exception_is_the_message(self):
+        def launch(args, stream):
+            raise ValueError("bad\nthing happened")
+        v = self.make(launch)
+        a, _ = args_struct(_abi.KVB_OP_CACHE_WRITE)
+        message = ctypes.create_string_buffer(b"\xff" * 64)
+        self.assertEqual(v.c_launch(ctypes.pointer(a), 1, message, 64), 1)
+        self.assertEqual(message.value, b"ValueError: bad thing happened")
+        short = ctypes.create_string_buffer(b"\xff" * 9)
+        self.assertEqual(v.c_launch(ctypes.pointer(a), 1, short, 8), 1)
+        self.assertEqual(short.raw, b"ValueEr\0\xff\0")  # cut to 8 bytes, NUL-terminated
+
+    def test_supports_reasons(self):
+        answers = iter([None, "", "too wide", 7])
+
+        def supports(args):
+            value = next(answers, None)
+            if value == 7:
+                raise KeyError("head_size")
+            return value
+        v = self.make(lambda a, s: None, supports)
+        a, _ = args_struct(_abi.KVB_OP_CACHE_WRITE)
+        got = []
+        for _ in range(4):
+            p = v.c_supports(ctypes.pointer(a))
+            got.append(ctypes.string_at(p).decode() if p else None)
+        self.assertEqual(got, [None, None, "too wide", "supports() raised KeyError: 'head_size'"])
+        v = self.make(lambda a, s: None, lambda args: 3)
+        p = v.c_supports(ctypes.pointer(a))
+        self.assertEqual(ctypes.string_at(p), b"supports() returned 3, not a str or None")
+
+    def test_no_supports_is_a_null_pointer(self):
+        v = self.make(lambda a, s: None)
+        self.assertFalse(v.c_supports)
+
+
+class Install(unittest.TestCase):
+    def test_pip_installs_the_pure_python_package(self):
+        """Offline: the build backend is in the tree and requires nothing."""
+        try:
+            import pip  # noqa: F401
+        except ImportError:
+            self.skipTest("no pip in " + sys.executable)
+        target = os.path.join(OUT, "site")
+        shutil.rmtree(target, ignore_errors=True)
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--quiet",
+                               "--disable-pip-version-check", "--target", target,
+                               os.path.join(ROOT, "python")],
+                              capture_output=True, text=True, cwd=OUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        files = sorted(os.listdir(os.path.join(target, "kvbench")))
+        self.assertTrue({"__init__.py", "_abi.py", "worker.py"} <= set(files), files)
+        self.assertFalse([f for f in files if f.endswith(".so")])  # pure Python
+        done = subprocess.run([sys.executable, "-c", "import sys, kvbench; "
+                               "sys.exit(kvbench.main(['schema']))"],
+                              capture_output=True, text=True, cwd=OUT,
+                              env=dict(env(), PYTHONPATH=target))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, kvbench_cli("schema"))
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    unittest.main(verbosity=2)
