@@ -657,11 +657,11 @@ class TokenHeadGpu : public ConvertGpu {
 
 // Every 16-bit pattern, in rows of consecutive patterns (rows of NaNs, of infinities, of
 // subnormals and of zeros among them), for head sizes that take each plan path: one lane a row
-// (D = 4), half a warp (64), idle lanes (100), a warp (128), 2 and 8 vectors a lane (256, 576),
-// the row read twice (1040). Both input types, both layouts.
+// (D = 4), half a warp (64), idle lanes (100), a warp (128), 2, 4 and 8 vectors a lane (256, 512,
+// 576), the row read twice (1040). Both input types, both layouts.
 TEST_F(TokenHeadGpu, EveryPatternInConsecutiveRows) {
   constexpr std::int64_t kH = 8;
-  for (const std::int64_t D : {4, 64, 100, 128, 256, 576, 1040}) {
+  for (const std::int64_t D : {4, 64, 100, 128, 256, 512, 576, 1040}) {
     const std::int64_t per_token = kH * D;
     std::vector<std::uint16_t> key(
         static_cast<std::size_t>((65536 + per_token - 1) / per_token * per_token));

@@ -122,7 +122,7 @@ TEST_F(Gpu, CacheWriteLayoutsStridesAndOddSizes) {
 }
 
 TEST_F(Gpu, CacheWriteScalesAndDtypes) {
-  for (auto scale : all_values<ScaleMode>())
+  for (auto scale : {ScaleMode::none, ScaleMode::per_tensor, ScaleMode::per_head})
     for (auto in : {DType::f32, DType::f16, DType::bf16})
       for (auto out : all_values<DType>()) {
         Case c = cache(64, 8, 128, 16);
@@ -131,6 +131,50 @@ TEST_F(Gpu, CacheWriteScalesAndDtypes) {
         c.out_dtype = out;
         expect_passes(c);
       }
+}
+
+// scale per_token_head (SPEC.md §7): both input types, both layouts, interleaved K/V, padded
+// strides, every slot pattern with and without SWA, head sizes of each plan path; seed_port and
+// slot_order report it not_supported (expect_passes).
+TEST_F(Gpu, CacheWriteTokenHeadLayoutsSlotsAndHeadSizes) {
+  const auto token_head = [](std::int64_t T, std::int64_t H, std::int64_t D, DType in) {
+    Case c = cache(T, H, D, 16);
+    c.in_dtype = in;
+    c.out_dtype = DType::fp8_e4m3;
+    cache_params(c).scale = ScaleMode::per_token_head;
+    return c;
+  };
+  for (auto in : {DType::bf16, DType::f16})
+    for (auto layout : {Layout::nhd, Layout::hnd})
+      for (bool interleaved : {false, true})
+        for (auto strides : {StrideMode::contiguous, StrideMode::padded}) {
+          Case c = token_head(37, 8, 128, in);
+          cache_params(c).layout = layout;
+          cache_params(c).kv_interleaved = interleaved;
+          c.strides = strides;
+          expect_passes(c);
+        }
+  for (auto slots : all_values<SlotPattern>())
+    for (bool swa : {false, true}) {
+      Case c = token_head(257, 8, 128, DType::bf16);
+      cache_params(c).slots = slots;
+      cache_params(c).swa = swa;
+      expect_passes(c);
+    }
+  for (std::int64_t D : {4, 64, 100, 256, 512, 576, 1040})
+    expect_passes(token_head(9, 3, D, DType::f16));
+  // What SPEC.md §7 does not define.
+  for (auto [in, out, D] :
+       {std::tuple{DType::f32, DType::fp8_e4m3, 128}, std::tuple{DType::bf16, DType::fp8_e5m2, 128},
+        std::tuple{DType::bf16, DType::fp8_e4m3, 126}}) {
+    Case c = token_head(16, 8, D, in);
+    c.out_dtype = out;
+    c.variant = Variant::optimized;
+    RunSettings s;
+    const Row row = run_case(c, s, device_);
+    EXPECT_EQ(row.status, Status::not_supported) << describe(c);
+    EXPECT_NE(row.reason.find("per_token_head"), std::string::npos) << row.reason;
+  }
 }
 
 // concat_and_cache_mla against the reference, bit for bit over the whole canary-filled cache:
