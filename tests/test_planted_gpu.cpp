@@ -173,12 +173,10 @@ TEST_F(Planted, MlaCachePaddingTokenWritten) {
 TEST_F(Planted, MlaCacheRopeBoundaryOffByOne) {
   expect_caught(mla(SlotPattern::random, DType::fp8_e4m3), Bug::rope_boundary, " (kv_c 511)]");
 }
-TEST_F(Planted, MlaCacheReciprocalInsteadOfDivision) {
-  // bf16 inputs over an fp16 cache: the quotient's last bit shows in fp16's 11-bit significand.
-  Case c = mla(SlotPattern::random, DType::f16, MlaScale::per_tensor);
-  c.num_tokens = 2000;
-  expect_caught(c, Bug::reciprocal_scale, "cache[block");
-}
+// No planted reciprocal for concat_and_cache_mla: its inputs are 16-bit, and for 16-bit x the
+// product x * RN(1/s), rounded to fp16, bf16 or fp8, equals the rounded quotient for all but a
+// handful of x per scale (none for many scales), so random inputs almost never show it. The
+// division itself is checked over every 16-bit pattern by test_convert_gpu.
 
 Case ds_mla(MlaScale rule, DType in = DType::bf16) {
   Case c = mla(SlotPattern::padded, DType::fp8_e4m3, rule);

@@ -105,8 +105,7 @@ __global__ void planted_mla_cache(kernels::MlaCacheArgs a, Bug bug) {
     if (a.scale == nullptr) {
       entry[at] = from_float<Out>(x);
     } else {
-      const float q = bug == Bug::reciprocal_scale ? x * (1.0f / *a.scale) : __fdiv_rn(x, *a.scale);
-      entry[at] = from_float<Out>(q);
+      entry[at] = from_float<Out>(__fdiv_rn(x, *a.scale));
     }
   }
 }
@@ -149,15 +148,14 @@ __global__ void planted_ds_mla(kernels::MlaCacheArgs a, Bug bug) {
   __syncthreads();
   for (int j = static_cast<int>(threadIdx.x); j < 512; j += static_cast<int>(blockDim.x))
     entry[j] = from_float<fp8_e4m3_t>(__fdiv_rn(to_float(kv_c[j]), scales[tile_of(j)])).bits;
+  // Each rope value is one 16-bit store (the entry is 16-byte aligned). Written as two byte
+  // stores (memcpy), the fp16 -> bf16 values came out with wrong low bytes on an H100.
+  unsigned short* rope = reinterpret_cast<unsigned short*>(entry + 528);
   for (int j = static_cast<int>(threadIdx.x); j < 64; j += static_cast<int>(blockDim.x)) {
-    unsigned short bits;
-    if (bug == Bug::rope_quantized) {
-      bits = from_float<fp8_e4m3_t>(to_float(k_pe[j])).bits;
-    } else {
-      const __nv_bfloat16 b = cast<__nv_bfloat16>(k_pe[j]);
-      memcpy(&bits, &b, 2);
-    }
-    memcpy(entry + 528 + 2 * j, &bits, 2);
+    if (bug == Bug::rope_quantized)
+      rope[j] = from_float<fp8_e4m3_t>(to_float(k_pe[j])).bits;
+    else
+      rope[j] = __bfloat16_as_ushort(cast<__nv_bfloat16>(k_pe[j]));
   }
 }
 

@@ -26,7 +26,7 @@ enum class Bug {
   cache_head_stride,    // head stride D whatever the layout (wrong for HND)
   skip_slot_written,    // ignores skip_slot
   reciprocal_scale,     // x * (1 / scale) instead of the correctly rounded x / scale
-  // concat_and_cache_mla (also: slot_off_by_one, padding_written, reciprocal_scale)
+  // concat_and_cache_mla (also: slot_off_by_one, padding_written)
   rope_boundary,  // k_pe written from element L - 1 instead of L
   // concat_and_cache_mla, fp8_ds_mla
   wrong_tile_scale,    // each tile's scale one ulp above the rule's
