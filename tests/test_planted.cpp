@@ -5,6 +5,7 @@
 // wrong kernels on the device.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -397,6 +398,106 @@ TEST(PlantedCpu, DsMlaScaleAndRopeBytesAreLocated) {
             std::string::npos)
       << v;
   EXPECT_NE(v.find(", 539 (k_pe 5, byte 1)]"), std::string::npos) << v;
+}
+
+// per_token_head (SPEC.md §7): the caches as the runner lays them out, written by the reference;
+// a row's scale one ulp high, the scale stored before the row's codes, and a row quantized by its
+// token's scale shared over the heads, each located at its row and byte.
+TEST(PlantedCpu, TokenHeadScaleBytesAreLocated) {
+  Case c = testing_support::cache_case(200, 4, 96);
+  c.variant = Variant::optimized;
+  c.out_dtype = DType::fp8_e4m3;
+  c.strides = StrideMode::padded;
+  cache_params(c).scale = ScaleMode::per_token_head;
+  cache_params(c).layout = Layout::hnd;
+  cache_params(c).slots = SlotPattern::padded;
+  const CacheGeometry g = cache_geometry(c);
+  const SlotData slots = make_slots(c, g, 7);
+  std::vector<std::uint16_t> key(static_cast<std::size_t>(g.key_elems)), value(key.size());
+  fill_random(DType::bf16, key.data(), g.key_elems, 1);
+  fill_random(DType::bf16, value.data(), g.key_elems, 2);
+  const auto write = [&](const std::vector<std::uint16_t>& k) {
+    Bytes out(static_cast<std::size_t>(g.cache_elems + 2 * g.guard_elems), kCanary);
+    unsigned char* kc = out.data() + g.guard_elems;
+    ref::reshape_and_cache_flash_per_token_head({DType::bf16,
+                                                 c.num_tokens,
+                                                 c.num_heads,
+                                                 96,
+                                                 16,
+                                                 g.num_blocks,
+                                                 k.data(),
+                                                 value.data(),
+                                                 g.key_s0,
+                                                 g.key_s1,
+                                                 g.key_s0,
+                                                 g.key_s1,
+                                                 slots.slot_mapping.data(),
+                                                 nullptr,
+                                                 0,
+                                                 -1,
+                                                 Layout::hnd,
+                                                 kc,
+                                                 kc + g.value_cache_offset,
+                                                 g.block_stride});
+    return out;
+  };
+  const Bytes expected = write(key);
+  const auto verdict = [&](const Bytes& actual) {
+    const auto elems = static_cast<std::int64_t>(actual.size());
+    const CompareResult r = compare_bitwise(expected.data(), actual.data(), elems, 1, 8);
+    if (r.count == 0) return std::string();
+    return report_mismatches(r, elems, DType::fp8_e4m3,
+                             [&](std::int64_t i) { return to_string(locate_cache(c, g, i)); });
+  };
+  EXPECT_EQ(verdict(expected), "");
+  // Token 0's key row of head 2.
+  const std::int64_t s = slots.slot_mapping[0];
+  const std::int64_t row =
+      g.guard_elems + (s / 16) * g.block_stride + (s % 16) * g.slot_stride + 2 * g.head_stride;
+  const std::string at = "key_cache[block " + std::to_string(s / 16) + ", offset " +
+                         std::to_string(s % 16) + ", head 2, ";
+  const std::string slot = "] (slot " + std::to_string(s) + ")";
+
+  Bytes wrong = expected;
+  float scale;
+  std::memcpy(&scale, &wrong[static_cast<std::size_t>(row + 96)], 4);
+  scale = std::nextafter(scale, 1e30f);
+  std::memcpy(&wrong[static_cast<std::size_t>(row + 96)], &scale, 4);
+  std::string v = verdict(wrong);
+  EXPECT_NE(v.find(at + "scale byte 0" + slot), std::string::npos) << v;
+
+  wrong = expected;
+  std::memmove(&wrong[static_cast<std::size_t>(row + 4)], &expected[static_cast<std::size_t>(row)],
+               96);
+  std::memcpy(&wrong[static_cast<std::size_t>(row)], &expected[static_cast<std::size_t>(row + 96)],
+              4);
+  v = verdict(wrong);
+  EXPECT_NE(v.find(at + "dim 0" + slot), std::string::npos) << v;
+
+  // One scale per token, from the amax over its heads: the head with the smallest amax is
+  // quantized by the token's scale instead of its own.
+  float token_amax = 0.0f, least = INFINITY;
+  std::int64_t quiet = 0;
+  for (std::int64_t h = 0; h < 4; ++h) {
+    const float a = ref::abs_max(DType::bf16, &key[static_cast<std::size_t>(h * g.key_s1)], 96);
+    token_amax = std::fmax(token_amax, a);
+    if (a < least) {
+      least = a;
+      quiet = h;
+    }
+  }
+  ASSERT_LT(least, token_amax);
+  const std::int64_t quiet_row = row + (quiet - 2) * g.head_stride;
+  wrong = expected;
+  const float shared = ref::token_head_scale(token_amax);
+  ref::quantize_e4m3(DType::bf16, &key[static_cast<std::size_t>(quiet * g.key_s1)], 96, shared,
+                     &wrong[static_cast<std::size_t>(quiet_row)]);
+  std::memcpy(&wrong[static_cast<std::size_t>(quiet_row + 96)], &shared, 4);
+  v = verdict(wrong);
+  EXPECT_NE(v.find("key_cache[block " + std::to_string(s / 16) + ", offset " +
+                   std::to_string(s % 16) + ", head " + std::to_string(quiet) + ", "),
+            std::string::npos)
+      << v;
 }
 
 }  // namespace
