@@ -196,7 +196,8 @@ __global__ void planted_token_head(kernels::CacheWriteArgs a, Bug bug) {
       const std::int64_t codes_at = bug == Bug::row_scale_first ? 4 : 0;
       for (std::int64_t d = 0; d < D; ++d)
         row[codes_at + d] = from_float<fp8_e4m3_t>(__fdiv_rn(to_float(x[d]), scale)).bits;
-      memcpy(row + (bug == Bug::row_scale_first ? 0 : D), &scale, 4);
+      // One 4-byte store (rows are 4-byte aligned), not byte stores through memcpy.
+      *reinterpret_cast<float*>(row + (bug == Bug::row_scale_first ? 0 : D)) = scale;
     }
 }
 
