@@ -22,10 +22,12 @@ Kernel kernel_of(std::int32_t op) {
 
 // The variant's `supports` over case c's arguments, at the addresses kvbench plans them.
 std::string ask_supports(const plugin::PluginVariant& pv, const Case& c) {
-  if (!pv.supports) return "";
   try {
+    // A case the ABI cannot express (scale per_token_head) is refused here, whether or not the
+    // variant has a `supports`.
     AbiArgs a;
     plan_abi_args(c, a);
+    if (!pv.supports) return "";
     const char* why = pv.supports(&a.args);
     if (!why) return "";
     return *why ? std::string(why) : "not supported (" + pv.name + " gave no reason)";
