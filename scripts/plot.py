@@ -221,7 +221,7 @@ def _distinct(rows, column):
 def timing_line(path, rows):
     """Where and how the plotted rows of one CSV were timed: device, commit, mode, buffer sets
     (and --rotate), hot inputs, the L2 flush of cold mode. From the sidecar <csv>.json; a CSV
-    without one (triton_baseline.py's) is described from its rows' columns."""
+    without one (the older triton_baseline.py's) is described from its rows' columns."""
     meta = read_sidecar(path)
     settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
     device_info = meta.get("device")

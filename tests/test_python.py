@@ -194,7 +194,7 @@ class Refusals(unittest.TestCase):
 
     def test_clash_between_variants(self):
         path = program("clash_twice", """\
-            @kvbench.variant("twice", op="concat_and_cast_mha_k")
+            @kvbench.variant("twice", op="reshape_and_cache_flash")
             def launch(args, stream):
                 pass
 
@@ -204,6 +204,44 @@ class Refusals(unittest.TestCase):
             """)
         one_line(self, run_program(path, "list", SMOKE), 3,
                  r"^kvbench: clash_twice.py: variant 'twice' clashes with the one it registered")
+
+    def test_one_name_for_each_operation(self):
+        """As kvbench's own `optimized`: one name, a variant of each operation."""
+        path = program("one_name", """\
+            @kvbench.variant("both", op="concat_and_cast_mha_k")
+            def launch(args, stream):
+                pass
+
+            @kvbench.variant("both", op="reshape_and_cache_flash")
+            def launch2(args, stream):
+                pass
+            """)
+        done = run_program(path, "list", SMOKE, "--variants", "both", "--format", "csv")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        got = list(csv.DictReader(io.StringIO(done.stdout)))
+        own = list(csv.DictReader(io.StringIO(kvbench_cli("list", SMOKE, "--format", "csv",
+                                                          "--variants", "optimized"))))
+        self.assertEqual([(r["kernel"], r["variant"]) for r in got],
+                         [(r["kernel"], "both") for r in own
+                          if r["kernel"] in ("concat_and_cast_mha_k", "reshape_and_cache_flash")])
+        self.assertEqual({r["kernel"] for r in got},
+                         {"concat_and_cast_mha_k", "reshape_and_cache_flash"})
+
+    def test_another_file_may_not_take_a_name(self):
+        other = os.path.join(OUT, "other_owner.py")
+        with open(other, "w") as f:
+            f.write("import kvbench\n\n@kvbench.variant('taken', op='concat_and_cast_mha_k')\n"
+                    "def launch(args, stream):\n    pass\n")
+        path = program("takes", """\
+            import other_owner
+
+            @kvbench.variant("taken", op="reshape_and_cache_flash")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: takes.py: variant 'taken' clashes with the one registered by "
+                 r"other_owner.py$")
 
     def test_unknown_operation(self):
         path = program("bad_op", """\

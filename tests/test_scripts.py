@@ -2,8 +2,9 @@
 """CPU test of scripts/plot.py (headless; its tick labels and timing lines), each script under an
 interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/perf_report.py and
 tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
-tools/remote/gpu_sass.sh (with a fake cuobjdump), the torch-free parts of
-scripts/triton_baseline.py, and scripts/kvbench_schema.py against the binary.
+tools/remote/gpu_sass.sh (with a fake cuobjdump), scripts/triton_baseline.py without a GPU
+(its cases, support rules and rows against kvbench's), and scripts/kvbench_schema.py against the
+binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -14,6 +15,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import csv  # noqa: E402
+import hashlib  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
@@ -21,7 +24,6 @@ import subprocess  # noqa: E402
 import tarfile  # noqa: E402
 
 import plot  # noqa: E402  (imports matplotlib: an ImportError fails the test)
-import triton_baseline as tb  # noqa: E402  (must not need torch at import)
 
 DATA = os.path.join(ROOT, "tests", "data")
 OUT = sys.argv.pop(1) if len(sys.argv) > 1 else "plot_test_out"
@@ -351,112 +353,137 @@ class CaseKey(unittest.TestCase):
             kvbench_schema.case_key_columns("/nonexistent/kvbench")
 
 
-class TritonBaselineCpu(unittest.TestCase):
-    """What triton_baseline.py does before and after the GPU: cases in, rows out."""
+TRITON_OPS = ("concat_and_cast_mha_k", "reshape_and_cache_flash")
+INT32_MAX = 2**31 - 1
 
-    @classmethod
-    def setUpClass(cls):
-        cls.cases = tb.parse_cases(tb.kvbench_output(KVBENCH, "list",
-                                                     os.path.join(ROOT, "configs", "default.yaml"),
-                                                     "--format", "csv"))
-        cls.header = tb.kvbench_output(KVBENCH, "schema").strip().split(",")
 
-    def find(self, **axes):
-        for c in self.cases:
-            if all(c[k] == v for k, v in axes.items()):
-                return c
-        self.fail(f"no case {axes}")
+def seed_reason(c):
+    """Why the seed's kernels cannot run case c (a row of `kvbench list --format csv`), from its
+    axes: the rules scripts/triton_baseline.py's supports() applies to the case's arguments.
+    "32-bit" stands for the offset rule, which needs the strides."""
+    T, H, D, R = (int(c[k]) for k in ("num_tokens", "num_heads", "head_dim", "rope_dim"))
+    if c["kernel"] == "concat_and_cast_mha_k":
+        for name, v in (("num_heads", H), ("nope_dim", D), ("rope_dim", R)):
+            if v & (v - 1):
+                return f"seed: {name}={v} is not a power of two (unmasked tl.arange)"
+        return "32-bit" if T * H * (D + R) > INT32_MAX // 4 else None
+    if c["scale"] == "per_token_head":  # kvbench's refusal, before supports() is asked
+        return "the plugin ABI (version 1) has no per_token_head scale"
+    # One head, or one slot per block: HND is NHD's bytes, and the seed runs it.
+    if c["layout"] != "nhd" and H > 1 and int(c["block_size"]) > 1:
+        return f"seed: layout {c['layout']} (the seed writes NHD only)"
+    if c["strides"] != "contiguous":
+        return f"seed: strides {c['strides']} (the seed assumes head stride = head_size)"
+    if c["scale"] == "per_head":
+        return "seed: per_head scale (the seed loads one scale per tensor)"
+    if c["slots"] == "skip":
+        return "seed: skip slot (the seed has no reserved skip index)"
+    return "32-bit" if T * H * D > INT32_MAX // 4 else None
 
-    def test_cases_parse(self):
-        self.assertGreater(len(self.cases), 50)
-        c = self.cases[0]
-        self.assertIsInstance(c["num_tokens"], int)
-        self.assertIn(c["swa"], (True, False))
-        with self.assertRaises(tb.UsageError):
-            tb.parse_cases("case,kernel\n0,x\n")
 
-    def test_support_rules_follow_the_seed(self):
-        self.assertIsNone(tb.unsupported_reason(self.find(sweep="deepseek_concat", num_heads=128)))
-        self.assertIn("power of two", tb.unsupported_reason(self.find(sweep="kimi_k3_concat")))
-        self.assertIn("layout hnd", tb.unsupported_reason(self.find(sweep="odd_heads_cache", layout="hnd")))
-        # The seed masks head_size, so D=80 runs.
-        self.assertIsNone(tb.unsupported_reason(self.find(sweep="odd_heads_cache", layout="nhd", head_dim=80)))
-        self.assertIsNone(tb.unsupported_reason(self.find(sweep="llama_fp8_cache")))
-        c = dict(self.find(sweep="llama_qwen_cache"))
-        for change, fragment in ((dict(scale="per_head"), "per_head"),
-                                 (dict(scale="per_token_head"), "per_token_head"),
-                                 (dict(slots="skip"), "skip"),
-                                 (dict(strides="padded"), "head stride"),
-                                 (dict(swa=True, slots="padded"), "swa_slot_mapping[-1]"),
-                                 (dict(num_tokens=1 << 20, num_heads=128), "32-bit")):
-            self.assertIn(fragment, tb.unsupported_reason({**c, **change}), change)
+class TritonAdapter(unittest.TestCase):
+    """scripts/triton_baseline.py hands the seed's kernels to the kvbench package (variant
+    `triton`): its cases are kvbench's, its rows kvbench's run writes them, and its supports()
+    refuses the cases the seed cannot run faithfully, with the seed's reasons."""
 
-    def test_bytes_match_kvbench(self):
-        # Every concat row and every plain cache row of the committed H200 results.
-        checked = 0
-        with open(os.path.join(ROOT, "results", "h200", "default.csv"), newline="") as f:
-            for row in csv.DictReader(f):
-                case = {k: row[k] for k in row}
-                for k in tb.INT_COLUMNS:
-                    case[k] = int(row[k])
-                if row["kernel"] == tb.CACHE and (row["swa"] == "true" or row["slots"] != "random"):
-                    continue
-                self.assertEqual(tb.logical_bytes(case), int(row["bytes"]), row)
-                checked += 1
-        self.assertGreater(checked, 20)
+    SCRIPT = os.path.join(ROOT, "scripts", "triton_baseline.py")
 
-    def test_rotation_matches_kvbench(self):
-        l2 = 60 * 2**20
-        # The numbers of tests/test_rotation.cpp: the same rule on both sides.
-        self.assertEqual(tb.choose_sets(0, 2**20, 2 * 2**20, l2, 100 * 2**30), 181)
-        self.assertEqual(tb.choose_sets(0, 3 * l2, 3 * l2, l2, 100 * 2**30), 2)
-        self.assertEqual(tb.choose_sets(0, 3 * l2 + 1, 3 * l2 + 1, l2, 100 * 2**30), 1)
-        self.assertEqual(tb.choose_sets(0, 4096, 65536, l2, 100 * 2**30), tb.MAX_BUFFER_SETS)
-        self.assertEqual(tb.choose_sets(0, 10 * 2**20, 500 * 2**20, l2, 2 * 2**30), 3)
-        self.assertEqual(tb.choose_sets(0, 2**20, 900 * 2**20, l2, 2**30), 1)
-        self.assertEqual(tb.choose_sets(61, 2**20, 2**20, l2, 100 * 2**30), 61)
-        self.assertIsNone(tb.choose_sets(61, 2**20, 100 * 2**20, l2, 2**30))
-        self.assertEqual(tb.choose_sets(1, 2**20, 100 * 2**30, l2, 2**30), 1)
-        self.assertEqual([tb.graph_launches(20, n) for n in (1, 61, 7, 20, 3000)],
-                         [20, 61, 21, 20, 3000])
-        self.assertEqual(tb.parse_rotate("auto"), 0)
-        self.assertEqual(tb.parse_rotate("61"), 61)
-        for bad in ("0", "-1", "2x", "", "4097"):
-            with self.assertRaises(tb.UsageError):
-                tb.parse_rotate(bad)
-        self.assertEqual(tb.main(["x.yaml", "-o", os.path.join(OUT, "x.csv"), "--rotate", "0"]), 2)
+    def adapter(self, *args, **env):
+        e = dict(os.environ, KVBENCH_LIB=os.path.join(os.path.dirname(KVBENCH), "libkvbench.so"))
+        e.update(env)
+        return subprocess.run([sys.executable, self.SCRIPT, *args], capture_output=True,
+                              text=True, env=e, cwd=ROOT, timeout=600)
 
-    def test_summary_statistics(self):
-        s = tb.summarize([float(x) for x in range(10, 0, -1)])
-        self.assertAlmostEqual(s["median_us"], 5.5)
-        self.assertAlmostEqual(s["p10_us"], 1.9)
-        self.assertAlmostEqual(s["p90_us"], 9.1)
-        self.assertEqual((s["min_us"], s["max_us"], s["samples"]), (1.0, 10.0, 10))
+    def cases(self, config, *args):
+        done = subprocess.run([KVBENCH, "list", config, "--format", "csv", *args],
+                              capture_output=True, text=True, check=True)
+        return list(csv.reader(io.StringIO(done.stdout)))
 
-    def test_rows_are_read_by_kvbench_compare(self):
-        path = os.path.join(OUT, "triton_rows.csv")
-        os.makedirs(OUT, exist_ok=True)
-        w = tb.RowWriter(path, self.header)
-        timed = self.find(sweep="deepseek_concat", num_heads=128, num_tokens=128)
-        w.write(tb.make_row(timed, "passed", "NVIDIA H200", "abc", written_tokens=128,
-                            byte_count=tb.logical_bytes(timed),
-                            stats=tb.summarize([3.0, 3.1, 2.9, 3.05]), buffer_sets=61,
-                            launches=61))
-        w.write(tb.make_row(self.find(sweep="kimi_k3_concat"), "not_supported", "NVIDIA H200", "abc",
-                            reason="seed: num_heads=12 is not a power of two (unmasked tl.arange)"))
-        with self.assertRaises(tb.UsageError):
-            w.write({"not_a_column": 1})
-        w.close()
-        rows = plot.read_rows(path)
-        self.assertEqual([r["variant"] for r in rows], ["triton", "triton"])
-        self.assertEqual(rows[0]["median_us"], "3.025")
-        self.assertEqual((rows[0]["schema_version"], rows[0]["buffer_sets"]), ("3", "61"))
-        self.assertEqual((rows[0]["context"], rows[1]["context"]), ("back_to_back", ""))
-        self.assertEqual(rows[1]["buffer_sets"], "1")
-        done = subprocess.run([KVBENCH, "compare", path, path], capture_output=True, text=True)
+    def test_cases_are_kvbenchs(self):
+        for name in ("validation.yaml", "perf.yaml"):
+            config = os.path.join(ROOT, "configs", name)
+            done = self.adapter("list", config, "--format", "csv")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            got = list(csv.reader(io.StringIO(done.stdout)))
+            own = self.cases(config, "--variants", "optimized")
+            self.assertEqual(got[0], own[0])  # the binary's columns
+            # Case keys: every column but the index (the operations without `triton` are left
+            # out, so the numbers differ) and the variant.
+            index, kernel, variant = (own[0].index(c) for c in ("case", "kernel", "variant"))
+            self.assertEqual(index, 0)
+            want = [r[1:variant] + ["triton"] + r[variant + 1:] for r in own[1:]
+                    if r[kernel] in TRITON_OPS]
+            self.assertGreater(len(want), 100)
+            self.assertEqual([r[1:] for r in got[1:]], want, name)
+            self.assertEqual([r[0] for r in got[1:]], [str(i) for i in range(len(want))])
+
+    def test_not_supported_follows_the_seed(self):
+        config = os.path.join(ROOT, "configs", "validation.yaml")
+        done = self.adapter("list", config, "--plan", "--device-profile", "h200")
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertIn("1 same", done.stdout)
-        self.assertIn("1 unknown", done.stdout)
+        plans = {}
+        for line in done.stdout.splitlines():
+            if not line.startswith("#"):
+                plans[line.split()[0]] = line.rsplit(" | ", 1)[1]
+        rows = list(csv.DictReader(io.StringIO(self.adapter("list", config, "--format",
+                                                            "csv").stdout)))
+        self.assertEqual(sorted(plans), sorted(r["case"] for r in rows))
+        seen = set()
+        for r in rows:
+            want, got = seed_reason(r), plans[r["case"]]
+            if got.startswith("not supported: seed: 32-bit offsets overflow"):
+                self.assertEqual(want, "32-bit", r)
+            elif want in (None, "32-bit"):
+                self.assertEqual(got, "none: a variant from scripts/triton_baseline.py", r)
+            else:
+                self.assertEqual(got, "not supported: " + want, r)
+            seen.add(want.split(" ")[1] if want and " " in want else want)
+        # Every rule but the offsets' has cases in validation.yaml.
+        self.assertTrue({None, "layout", "strides", "per_head", "skip", "num_heads=12",
+                         "plugin"} <= seen, seen)
+
+    def test_rows_are_kvbench_runs(self):
+        """A run through the adapter, its worker a stand-in (tests/workers/standin_worker.py)
+        and torch and triton empty modules: the CSV's header is `kvbench schema`, the sidecar
+        records the adapter as the variant's source, and every case runs as variant triton."""
+        fake = os.path.join(os.path.abspath(OUT), "fake_torch_triton")
+        os.makedirs(fake, exist_ok=True)
+        for module in ("torch", "triton"):
+            with open(os.path.join(fake, module + ".py"), "w") as f:
+                f.write("")
+        out = os.path.join(os.path.abspath(OUT), "adapter_run.csv")
+        for p in (out, out + ".json"):
+            if os.path.exists(p):
+                os.remove(p)
+        smoke = os.path.join(ROOT, "configs", "smoke.yaml")
+        done = self.adapter(smoke, "-o", out, "--case", "0", "--rotate", "auto",
+                            PYTHONPATH=fake, STANDIN_KVBENCH=KVBENCH,
+                            KVBENCH_WORKER=sys.executable + " " +
+                            os.path.join(ROOT, "tests", "workers", "standin_worker.py"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(out) as f:
+            header = f.readline().strip().split(",")
+        schema = subprocess.run([KVBENCH, "schema"], capture_output=True, text=True,
+                                check=True).stdout.strip().split(",")
+        self.assertEqual(header, schema)
+        with open(out + ".json") as f:
+            sidecar = json.load(f)
+        self.assertEqual(sidecar["variants"], ["triton"])
+        self.assertEqual(sidecar["settings"]["rotate"], "auto")
+        with open(self.SCRIPT, "rb") as f:
+            data = f.read()
+        self.assertEqual(sidecar["plugins"], [{
+            "path": "scripts/triton_baseline.py", "size": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "variants": ["triton", "triton"], "in_process": True}])
+
+    def test_help_and_bad_flags(self):
+        done = self.adapter("--help")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("triton_baseline.py CONFIG -o OUT.csv [kvbench run flags]", done.stdout)
+        done = self.adapter("list", os.path.join(ROOT, "configs", "smoke.yaml"), "--samples", "3")
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
 
 
 PERF_REPORT = os.path.join(ROOT, "scripts", "perf_report.py")
@@ -793,6 +820,7 @@ with open(out, "w", newline="") as f:
     FAKE_PYTHON = """#!/usr/bin/env bash
 echo "python $*" >>"$FAKE_LOG"
 [ "$1" = -c ] && exit 1  # no matplotlib
+[ "$1" = scripts/triton_baseline.py ] && [ "$2" = list ] && exec "$FAKE_PY_REAL" "$@"
 if [ "$1" = scripts/triton_baseline.py ]; then
   out=""; prev=""
   for a in "$@"; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
@@ -817,6 +845,7 @@ fi
             f.write(self.FAKE_ROWS)
         log = os.path.join(work, "calls.log")
         env = dict(os.environ, FAKE_LOG=log, REAL_KVBENCH=KVBENCH, FAKE_ROWS=rows,
+                   KVBENCH_LIB=os.path.join(os.path.dirname(KVBENCH), "libkvbench.so"),
                    FAKE_PY_REAL=sys.executable, PYTHON=os.path.join(bin_dir, "python"),
                    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
         done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh"),
@@ -855,10 +884,18 @@ fi
         bounds = [c for c in calls if c.startswith("bounds ")]
         self.assertEqual(len(bounds), 1)
         self.assertIn("--variant optimized", bounds[0])
-        triton = [c for c in calls if "triton_baseline.py" in c]
+        triton = [c for c in calls if "triton_baseline.py" in c and " list " not in c]
         self.assertEqual(len(triton), 1)
         self.assertIn("--rotate auto", triton[0])
-        self.assertEqual(triton[0].split("--case ")[1].split(), optimized)
+        # The adapter's cases (its own numbers: variant triton, of its two operations), fewest
+        # tokens first.
+        tri_listing = subprocess.run([sys.executable, "scripts/triton_baseline.py", "list",
+                                      "configs/perf.yaml", "--format", "csv"],
+                                     capture_output=True, text=True, cwd=ROOT, env=env).stdout
+        tri = sorted(csv.DictReader(tri_listing.splitlines()), key=lambda c: int(c["num_tokens"]))
+        self.assertEqual(picked(triton[0]), [c["case"] for c in tri])
+        self.assertEqual(len(tri), len([c for c in cases if c["variant"] == "optimized" and
+                                        c["kernel"] in TRITON_OPS]))
 
         # A second call with some stages: the others' CSVs come from OUT_DIR, the table from all.
         os.remove(log)

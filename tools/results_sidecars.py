@@ -10,7 +10,7 @@
 
   results_sidecars.py derive CSV --from RUN.csv.json --tool TEXT [--input PATH] [--note TEXT]...
       Writes CSV.json for a CSV that `kvbench run` did not write (a `kvbench bounds` CSV, a
-      triton_baseline.py CSV): device name, UUID and commit from the CSV's own `device`,
+      CSV of the older triton_baseline.py): device name, UUID and commit from the CSV's own `device`,
       `device_uuid` and `git_sha` columns (each must hold one value); config and the device's
       other properties from RUN.csv.json when its UUID is the same; `tool` says what wrote the
       CSV, `input` the result CSV it read, `notes` what was filled in afterwards and from what.

@@ -99,8 +99,9 @@ typedef struct kvb_args {
 
 /* One variant of one operation. */
 typedef struct kvb_variant {
-  /* [a-z0-9_], 1 to 32 characters, unique among kvbench's variants and every plugin's. It is the
-   * CSV's `variant` column and the name configs select it by. */
+  /* [a-z0-9_], 1 to 32 characters, none of kvbench's own and no other plugin's; a plugin may give
+   * one name to a variant of each operation. It is the CSV's `variant` column and the name
+   * configs select it by. */
   const char* name;
   const char* why; /* one line: why this variant exists */
   int32_t op;      /* enum kvb_op */

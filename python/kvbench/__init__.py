@@ -80,7 +80,9 @@ class CaseArgs:
 
     concat_and_cast_mha_k: k_nope [T, H, NOPE], k_rope [T, 1, ROPE], k [T, H, NOPE + ROPE].
     reshape_and_cache_flash: key, value [T, H, D]; key_cache, value_cache [NB, BS, H, D] indexed
-    (block, slot, head, d) whatever the layout (`layout` says which: the strides carry it);
+    (block, slot, head, d) whatever the layout (the strides carry it; `layout` is "hnd" when the
+    head stride exceeds the slot stride, else "nhd": with one head or one slot per block the two
+    are the same bytes);
     slot_mapping [T] (i64); swa_slot_mapping [2 * num_slots] (i64: kvbench's SWA table has two
     logical slots per physical one) or None; k_scale, v_scale [1] or [H] (f32) or None."""
 

@@ -71,7 +71,15 @@ std::vector<std::string> own_variant_names() {
 // Names the variant and adds it to its operation, so configs and --variants select it.
 void add_to_operation(const plugin::PluginVariant& pv, const std::string& origin) {
   const Kernel k = kernel_of(pv.op);
-  const Variant v = name_external_variant(pv.name);
+  // The plugin's variant of another operation may have named it already (the loader let no
+  // other plugin take a name, nor kvbench's own).
+  bool named = true;
+  try {
+    from_string<Variant>(pv.name);
+  } catch (const std::invalid_argument&) {
+    named = false;
+  }
+  const Variant v = named ? from_string<Variant>(pv.name) : name_external_variant(pv.name);
   add_external_variant(k, {v, pv.why, [pv](const Case& c) { return ask_supports(pv, c); }}, origin);
 }
 
@@ -105,7 +113,7 @@ LaunchOverride with_plugin_launches(LaunchOverride base, const plugin::Plugins& 
     for (const plugin::PluginInfo& i : plugins.info())
       in_process = in_process || (i.in_process && i.path == pv.plugin);
     base.on_variant(
-        from_string<Variant>(pv.name), [pv, k, in_process](const void* args, cudaStream_t s) {
+        k, from_string<Variant>(pv.name), [pv, k, in_process](const void* args, cudaStream_t s) {
           AbiArgs a;
           to_abi(k, args, a);
           char message[512] = {};

@@ -107,8 +107,10 @@ std::int32_t add_variant(void* context, const kvb_variant* v) {
     r.error = "variant '" + name + "' clashes with kvbench's own variant of that name";
     return 1;
   }
+  // One name may name a variant of each operation, all from one plugin (as kvbench's own
+  // `optimized` is a variant of every operation).
   for (const PluginVariant& other : *r.variants)
-    if (other.name == name) {
+    if (other.name == name && (other.plugin != r.path || other.op == v->op)) {
       r.error = "variant '" + name + "' clashes with the one " +
                 (other.plugin == r.path ? std::string("it registered already")
                                         : "registered by " + other.plugin);

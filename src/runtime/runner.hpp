@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/csv.hpp"
 #include "core/sweep.hpp"
@@ -54,21 +55,21 @@ class LaunchOverride {
     };
     return *this;
   }
-  LaunchOverride& on_variant(Variant v, Launch f) {
-    variants_[v] = std::move(f);
+  LaunchOverride& on_variant(Kernel op, Variant v, Launch f) {
+    variants_[{op, v}] = std::move(f);
     return *this;
   }
   // The launch that replaces case c's: the one planted for its operation, else its variant's;
   // nullptr when its own kernel runs.
   const Launch* find(const Case& c) const {
     if (const auto it = launches_.find(c.kernel); it != launches_.end()) return &it->second;
-    const auto it = variants_.find(c.variant);
+    const auto it = variants_.find({c.kernel, c.variant});
     return it == variants_.end() ? nullptr : &it->second;
   }
 
  private:
   std::map<Kernel, Launch> launches_;
-  std::map<Variant, Launch> variants_;
+  std::map<std::pair<Kernel, Variant>, Launch> variants_;
 };
 
 // A launch that did not enqueue its work, with what it said (a plugin's launch returning an

@@ -3,8 +3,8 @@
 # (default configs/default.yaml), then plots them together. Writes under $OUT_DIR (default
 # results/gpu_triton): <name>.csv (kvbench run), <name>_triton.csv (scripts/triton_baseline.py),
 # their logs, and the PNGs when matplotlib is importable there (else plot the CSVs afterwards
-# with scripts/plot.py; the commands are printed). Binaries come from $KVBENCH_BIN (default dist/bin,
-# see tools/remote/pack_gpu.sh).
+# with scripts/plot.py; the commands are printed). Binaries (kvbench, libkvbench.so) come from
+# $KVBENCH_BIN (default dist/bin, see tools/remote/pack_gpu.sh).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=${KVBENCH_BIN:-dist/bin}
@@ -20,10 +20,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 rc=$?; echo "kvbench run $cfg: rc=$rc; $(tail -1 "$OUT_DIR/$name.log")"
 [ $rc -ne 0 ] && { status=1; grep -v ' passed ' "$OUT_DIR/$name.log" | tail -20; }
 
-"$PY" scripts/triton_baseline.py "$cfg" -o "$OUT_DIR/${name}_triton.csv" --kvbench "$BIN/kvbench" \
-  >"$OUT_DIR/${name}_triton.log" 2>&1
+# The adapter runs `kvbench run` through libkvbench.so, which is packed beside kvbench.
+KVBENCH_LIB=${KVBENCH_LIB:-$BIN/libkvbench.so} "$PY" scripts/triton_baseline.py "$cfg" \
+  -o "$OUT_DIR/${name}_triton.csv" >"$OUT_DIR/${name}_triton.log" 2>&1
 rc=$?; echo "triton_baseline.py $cfg: rc=$rc; $(tail -1 "$OUT_DIR/${name}_triton.log")"
-[ $rc -ne 0 ] && { status=1; grep -vE '^\[[0-9]+\] (passed|not_supported) ' "$OUT_DIR/${name}_triton.log" | tail -20; }
+[ $rc -ne 0 ] && { status=1; grep -vE ' (passed|not_supported) ' "$OUT_DIR/${name}_triton.log" | tail -20; }
 
 plots=(
   "scripts/plot.py bandwidth $OUT_DIR/$name.csv $OUT_DIR/${name}_triton.csv"

@@ -8,7 +8,7 @@ kvbench_build
 BIN=${KVBENCH_BIN:-dist/bin}
 cd "$KVBENCH_ROOT"
 mkdir -p "$BIN"
-cp "$KVBENCH_BUILD"/kvbench "$KVBENCH_BUILD"/tests/test_{core,reference,gpu,cupti,convert_gpu,planted,planted_gpu} \
+cp "$KVBENCH_BUILD"/kvbench "$KVBENCH_BUILD"/libkvbench.so "$KVBENCH_BUILD"/tests/test_{core,reference,gpu,cupti,convert_gpu,planted,planted_gpu} \
   "$KVBENCH_BUILD"/tools/probes/probe_{hot_inputs,context} "$BIN/"
 strip "$BIN"/* 2>/dev/null || true
 tar -cJf dist/kvbench-bin.tar.xz "$BIN"

@@ -6,7 +6,7 @@
 #
 #   tools/remote/rotate_proof.sh BIN_DIR OUT_DIR
 #
-# BIN_DIR holds kvbench, test_gpu and test_planted_gpu built for the host; OUT_DIR receives
+# BIN_DIR holds kvbench, libkvbench.so, test_gpu and test_planted_gpu built for the host; OUT_DIR receives
 # rotate_proof.tar (every output, packed again after each stage, so a run cut short still leaves
 # what it finished) and the CSVs (perf_rotated.csv, bounds_rotated.csv, triton_rotated.csv,
 # decode_*.csv). Environment:
@@ -120,11 +120,16 @@ wanted perf && stage perf_rotated 60 "$BIN/kvbench" run "$CONFIG" --rotate auto 
 wanted bounds && stage bounds 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
   --variant optimized --warmup 2 --min-samples 10 --min-time 0.005 --timeout 1
 
-# 3. The seed's Triton, rotated, on the same cases (triton_baseline.py runs a case once whatever
-# its variant).
-mapfile -t tri_cases < <(cases optimized 1000000000)
-wanted triton && stage triton 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
-  --kvbench "$BIN/kvbench" --rotate auto --samples 20 --case "${tri_cases[@]}"
+# 3. The seed's Triton, rotated, through `kvbench run` (scripts/triton_baseline.py, variant
+# triton, over libkvbench.so): every case of its two operations once, fewest tokens first, by the
+# adapter's own case numbers.
+if wanted triton; then
+  export KVBENCH_LIB=${KVBENCH_LIB:-$BIN/libkvbench.so}
+  mapfile -t tri_cases < <("$PY" scripts/triton_baseline.py list "$CONFIG" --format csv |
+    awk -F, 'NR > 1 { print $5, $1 }' | sort -n -s -k1,1 | cut -d' ' -f2 | as_flags)
+  stage triton 30 "$PY" scripts/triton_baseline.py "$CONFIG" -o "$WORK/triton_rotated.csv" \
+    --rotate auto "${tri_cases[@]}"
+fi
 
 # 4. Decode sizes (T <= 128, cache write): everything cold, inputs hot / caches cold, and one
 # DeepSeek-V3 step (61 layers, each its own cache).
