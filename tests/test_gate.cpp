@@ -280,6 +280,34 @@ TEST(Gate, VariantIsPartOfTheKey) {
   EXPECT_EQ(r.counts.at(Verdict::added), 1);
 }
 
+// compare --variants triton,optimized: one CSV's rows of one variant against another's, case by
+// case, each current row judged against the baseline's row of the other variant.
+TEST(Gate, RowsOfOneVariantAgainstAnother) {
+  const auto row = [](const std::string& variant, const std::string& tokens, double median) {
+    ResultRow r = timed_row(tokens, median, median * 0.99, median * 1.01);
+    r.axes.at(Col::variant) = Text(variant);
+    return r;
+  };
+  const ResultTable& both =
+      table({row("triton", "1", 2.0), row("optimized", "1", 1.0), row("triton", "16", 3.0),
+             row("optimized", "16", 3.0), row("seed_port", "16", 9.0)});
+  const ResultTable base = rows_of_variant(both, "triton", "optimized");
+  const ResultTable cur = rows_of_variant(both, "optimized", "optimized");
+  ASSERT_EQ(base.rows.size(), 2u);
+  EXPECT_EQ(base.rows[0].axes[Col::variant], "optimized");
+  EXPECT_EQ(base.rows[1].line, 4u);  // rows keep their lines
+  const GateReport r = run_gate(base, cur, {});
+  EXPECT_EQ(r.counts.at(Verdict::faster), 1);  // T=1: 2.0 -> 1.0
+  EXPECT_EQ(r.counts.at(Verdict::same), 1);    // T=16: 3.0 -> 3.0
+  EXPECT_EQ(r.cases.size(), 2u);               // seed_port's row is not among them
+  try {
+    rows_of_variant(both, "slot_order", "optimized");
+    FAIL() << "no rows of the variant";
+  } catch (const GateError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.csv: no rows of variant 'slot_order' (--variants)");
+  }
+}
+
 TEST(Gate, ReportsNameEveryCase) {
   const auto base = table({timed_row("1", 10, 9.9, 10.1), timed_row("2", 10, 9.9, 10.1)});
   const GateReport r = run_gate(base, table({timed_row("1", 20, 19.9, 20.1)}), {});

@@ -1,5 +1,6 @@
 // `kvbench compare`: the regression gate between two result CSVs; no GPU involved.
 #include <memory>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "cli/flags.hpp"
@@ -18,6 +19,21 @@ Command add_compare(CLI::App& app) {
   compare->add_option("baseline", a->gate.baseline, "Baseline result CSV")->required();
   compare->add_option("current", a->current, "Current result CSV")->required();
   add_gate_flags(compare, a->gate, nullptr);
+  compare
+      ->add_option("--variants", a->gate.variants,
+                   "BASE,CURRENT: gate CURRENT's rows of one variant against BASELINE's rows of "
+                   "another, case by case (the two files may be one)")
+      ->check([](const std::string& v) -> std::string {
+        const std::size_t comma = v.find(',');
+        const auto ok = [](const std::string& name) {
+          return !name.empty() && name.size() <= 32 &&
+                 name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
+                     std::string::npos;
+        };
+        if (comma == std::string::npos || !ok(v.substr(0, comma)) || !ok(v.substr(comma + 1)))
+          return "expected two variant names, BASE,CURRENT, got '" + v + "'";
+        return "";
+      });
   return {compare, [a] {
             parse_threshold(a->gate.threshold);  // before reading anything
             return gate(read_results(a->gate.baseline), a->current, a->gate);

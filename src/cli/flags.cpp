@@ -207,7 +207,15 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
   const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
   check_outputs({{"--junit", flags.junit}},
                 {{"the baseline", flags.baseline}, {"the current CSV", current_path}});
-  const ResultTable current = read_results(current_path);
+  ResultTable current = read_results(current_path);
+  ResultTable selected;  // baseline's rows of the BASE variant, under --variants
+  if (!flags.variants.empty()) {
+    const std::size_t comma = flags.variants.find(',');
+    const std::string base_variant = flags.variants.substr(0, comma);
+    const std::string current_variant = flags.variants.substr(comma + 1);
+    selected = rows_of_variant(baseline, base_variant, current_variant);
+    current = rows_of_variant(current, current_variant, current_variant);
+  }
   // How the runs were timed beyond the rows' columns (hot inputs), when both have a sidecar.
   if (const std::string b = regular_file_text(flags.baseline + ".json"),
       c = regular_file_text(current_path + ".json");
@@ -217,7 +225,7 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
         !why.empty())
       throw GateError("timing mismatch: " + why +
                       "; runs timed differently are not compared (docs/gate.md)");
-  const GateReport report = run_gate(baseline, current, opt);
+  const GateReport report = run_gate(flags.variants.empty() ? baseline : selected, current, opt);
   markdown_report(report, std::cout);
   check_stdout();
   if (!flags.junit.empty()) write_file_atomic(flags.junit, junit_report(report));

@@ -53,6 +53,7 @@ struct GateFlags {
   std::string threshold = "5";
   std::string junit;
   bool allow_device_mismatch = false;
+  std::string variants;  // compare --variants BASE,CURRENT; empty: rows matched by variant too
 };
 
 // --threshold, --junit and --allow-device-mismatch on `compare`, and on `run` where each

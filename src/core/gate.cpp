@@ -227,6 +227,21 @@ RowIndex checked_baseline(const ResultTable& baseline, const GateOptions& opt) {
 
 }  // namespace
 
+ResultTable rows_of_variant(const ResultTable& table, const std::string& keep,
+                            const std::string& as) {
+  ResultTable out;
+  out.path = table.path;
+  const Text want(keep);
+  for (const ResultRow& r : table.rows)
+    if (Text(r.axes[Col::variant]) == want) {
+      out.rows.push_back(r);
+      out.rows.back().axes.at(Col::variant) = Text(as);
+    }
+  if (out.rows.empty())
+    throw GateError(table.path + ": no rows of variant '" + keep + "' (--variants)");
+  return out;
+}
+
 void check_baseline(const ResultTable& baseline, const GateOptions& opt) {
   checked_baseline(baseline, opt);
 }

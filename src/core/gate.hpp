@@ -72,6 +72,12 @@ double spread(const Timing& t);
 // *tolerance.
 Verdict judge(const Timing& baseline, const Timing& current, double threshold, double* tolerance);
 
+// `compare --variants BASE,CURRENT`: the rows of `table` of variant `keep`, each relabelled
+// `as`, so that one variant's rows are gated against another's case by case (the seed's Triton
+// against optimized, say). Throws GateError naming the file and the variant when none is left.
+ResultTable rows_of_variant(const ResultTable& table, const std::string& keep,
+                            const std::string& as);
+
 // Throws GateError for a baseline that cannot be gated against: no rows, no timed row, or
 // duplicate case keys (naming them). `run --baseline` calls it before the sweep.
 void check_baseline(const ResultTable& baseline, const GateOptions& opt);
