@@ -313,6 +313,17 @@ class Run(unittest.TestCase):
                 self.assertEqual((r["status"], r["reason"]),
                                  ("not_supported", f"tokens {r['num_tokens']}"))
 
+    def test_without_variants_the_worker_is_python_too(self):
+        """/proc/self/exe is the interpreter here: the package's worker runs kvbench's worker."""
+        path = program("no_own_variants", "")
+        out = os.path.join(OUT, "no_own_variants.csv")
+        done = run_program(path, "run", SMOKE, "--case", "0", "-o", out,
+                           KVBENCH_MEMORY_REPORT="")
+        if done.returncode == 4:
+            one_line(self, done, 4, r"^kvbench: no CUDA device")
+        else:  # a GPU: kvbench's own variant of case 0 runs and passes
+            self.assertEqual(done.returncode, 0, done.stderr)
+
     def test_worker_refuses_a_changed_source(self):
         path = program("changes", VARIANT + textwrap.dedent("""\
             if __name__ != "__main__":  # the worker's import changes the file

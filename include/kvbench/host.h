@@ -42,8 +42,8 @@ KVBENCH_HOST_API int32_t kvbench_add_variant(const kvb_variant* variant, const c
                                              char* message, size_t message_size);
 
 /* The command `kvbench run` starts its workers with (argv[0] an absolute path; the worker's
- * arguments follow), instead of kvbench's own executable. argc 0: kvbench's own again.
- * Returns 0. */
+ * arguments follow), instead of kvbench's own executable (/proc/self/exe, which in a host is the
+ * host's program). argc 0: kvbench's own again. Returns 0 (3 when out of memory). */
 KVBENCH_HOST_API int32_t kvbench_set_worker_command(int argc, const char* const* argv);
 
 #ifdef __cplusplus

@@ -274,7 +274,7 @@ def _run(argv, worker):
     if error:
         print(f"kvbench: {error}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
-    if _variants and not worker:
+    if not worker:  # kvbench's own executable is not this process's (that is the interpreter)
         command, keep = _abi.c_strings(_worker_command())
         lib.kvbench_set_worker_command(len(keep), command)
     sys.stdout.flush()

@@ -71,8 +71,12 @@ extern "C" int32_t kvbench_add_variant(const kvb_variant* variant, const char* s
 }
 
 extern "C" int32_t kvbench_set_worker_command(int argc, const char* const* argv) {
-  std::vector<std::string> command;
-  for (int i = 0; i < argc; ++i) command.emplace_back(argv[i]);
-  kvbench::cli::set_worker_command(std::move(command));
-  return kvbench::cli::kOk;
+  try {
+    std::vector<std::string> command;
+    for (int i = 0; i < argc; ++i) command.emplace_back(argv[i]);
+    kvbench::cli::set_worker_command(std::move(command));
+    return kvbench::cli::kOk;
+  } catch (...) {  // out of memory: kvbench's own executable stays the worker
+    return kvbench::cli::kBadInput;
+  }
 }
