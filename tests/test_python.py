@@ -140,7 +140,10 @@ class List(unittest.TestCase):
     """`list` through the package: the cases of kvbench's own variants, under the new name."""
 
     def listing(self, *args):
-        rows = list(csv.reader(io.StringIO(kvbench_cli("list", SMOKE, "--format", "csv", *args))))
+        return self.listing_of(SMOKE, *args)
+
+    def listing_of(self, config, *args):
+        rows = list(csv.reader(io.StringIO(kvbench_cli("list", config, "--format", "csv", *args))))
         return rows[0], rows[1:]
 
     def test_cases_are_kvbenchs(self):
@@ -171,6 +174,31 @@ class List(unittest.TestCase):
                 self.assertTrue(line.endswith("| none: a variant from plans.py"), line)
             else:
                 self.assertTrue(line.endswith(f"| not supported: tokens {tokens}"), line)
+
+
+class Example(unittest.TestCase):
+    """examples/python/torch_concat.py (docs/python.md's example) registers and plans: every
+    concat case of validation.yaml, the fp8 outputs not_supported with its reason."""
+
+    def test_example_lists_every_concat_case(self):
+        example = os.path.join(ROOT, "examples", "python", "torch_concat.py")
+        config = os.path.join(ROOT, "configs", "validation.yaml")
+        done = run_program(example, "list", config, "--variants", "torch_concat", "--plan",
+                           "--device-profile", "h200")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = [line for line in done.stdout.splitlines() if " torch_concat " in line]
+        header, own = List().listing_of(config, "--variants", "optimized")
+        concat = [r for r in own if r[header.index("kernel")] == "concat_and_cast_mha_k"]
+        self.assertEqual(len(lines), len(concat))
+        fp8 = [r for r in concat if r[header.index("out_dtype")].startswith("fp8")]
+        refused = [line for line in lines if line.endswith(
+            "| not supported: torch's fp8 casts do not saturate (SPEC.md §3 asks for satfinite)")]
+        self.assertEqual(len(refused), len(fp8))
+        self.assertGreater(len(fp8), 0)
+        self.assertGreater(len(lines), len(fp8))
+        for line in lines:
+            if line not in refused:
+                self.assertRegex(line, r"\| none: a variant from \S*examples/python/torch_concat\.py$")
 
 
 class Refusals(unittest.TestCase):
