@@ -150,7 +150,9 @@ TEST(Registry, EveryOperationHasStages) {
     Case c = op->default_case();
     c.in_dtype = DType::fp8_e4m3;
     Row row;
-    EXPECT_EQ(stages::make_case_sets(c, 1, {}, {}, row), nullptr);
+    const ValidationOptions options;
+    const LaunchOverride no_override;
+    EXPECT_EQ(stages::make_case_sets(c, 1, options, no_override, row), nullptr);
     EXPECT_EQ(row.status, Status::not_supported);
     EXPECT_NE(row.reason.find("dtype pair fp8_e4m3->bf16 not supported"), std::string::npos)
         << row.reason;

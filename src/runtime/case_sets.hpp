@@ -159,10 +159,18 @@ class CaseSets {
 
 // The case's operation's stages (src/ops/<op>/stages.cpp), looked up by the registry's
 // exhaustive switch (src/ops/stages.cpp). nullptr when the case is refused before any
-// allocation (row.status and reason set).
+// allocation (row.status and reason set). The sets keep references to `options` and
+// `override_launch`: both must outlive them.
 std::unique_ptr<CaseSets> make_case_sets(const Case& c, std::uint64_t seed,
                                          const ValidationOptions& options,
                                          const LaunchOverride& override_launch, Row& row);
+// The sets would keep references to temporaries: refused at compile time.
+std::unique_ptr<CaseSets> make_case_sets(const Case&, std::uint64_t, ValidationOptions&&,
+                                         const LaunchOverride&, Row&) = delete;
+std::unique_ptr<CaseSets> make_case_sets(const Case&, std::uint64_t, const ValidationOptions&,
+                                         LaunchOverride&&, Row&) = delete;
+std::unique_ptr<CaseSets> make_case_sets(const Case&, std::uint64_t, ValidationOptions&&,
+                                         LaunchOverride&&, Row&) = delete;
 
 // The first refusal of admission that every operation makes: a variant its operation does not
 // list, or one that does not support the case (core/operation.hpp). Sets the row (not_supported)

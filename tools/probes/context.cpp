@@ -253,8 +253,11 @@ void probe(const Options& o, Variant v, const DeviceInfo& device, CuptiTimer& ti
   const Case c = probe_case(o, v);
   Row row;
   row.c = c;
+  // The case's sets keep references to both: they live as long as `op`.
+  const ValidationOptions options;
+  const LaunchOverride no_override;
   const std::unique_ptr<stages::CaseSets> op =
-      stages::make_case_sets(c, case_seed(c, 1), {}, {}, row);
+      stages::make_case_sets(c, case_seed(c, 1), options, no_override, row);
   if (!op) throw std::runtime_error(describe(c) + ": " + row.reason);
   const Stream stream;
   const std::size_t inputs = op->layout().inputs_end();
