@@ -106,7 +106,8 @@ Command add_bounds(CLI::App& app) {
   auto a = std::make_shared<Args>();
   CLI::App* bounds = app.add_subcommand(
       "bounds",
-      "Time the fastest plain kernels moving each case's bytes to its places (its bound)");
+      "Time the fastest plain kernels moving each case's bytes to its places: its plain-move "
+      "reference, which kernels can beat (not a lower bound)");
   bounds->add_option("results", a->input, "Result CSV of `kvbench run`")->required();
   bounds->add_option("-o,--output", a->output, "CSV to write")->required()->check(non_empty());
   bounds

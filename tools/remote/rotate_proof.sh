@@ -116,7 +116,7 @@ mapfile -t perf_cases < <(cases "$CASES" 1000000000 | as_flags)
 wanted perf && stage perf_rotated 60 "$BIN/kvbench" run "$CONFIG" --rotate auto "${perf_cases[@]}" \
   -o "$WORK/perf_rotated.csv"
 
-# 2. Every timed case's bound, rotated as the case was (light sampling: one floor per case).
+# 2. Every timed case's plain-move reference, rotated as the case was (light sampling: one floor per case).
 wanted bounds && stage bounds 30 "$BIN/kvbench" bounds "$WORK/perf_rotated.csv" -o "$WORK/bounds_rotated.csv" \
   --variant optimized --warmup 2 --min-samples 10 --min-time 0.005 --timeout 1
 
@@ -148,7 +148,7 @@ else
 fi
 pack
 
-# 6. The short table: targets (bound, Triton, the committed unrotated run), then decode µs.
+# 6. The short table: targets (plain move, Triton, the committed unrotated run), then decode µs.
 python3 scripts/perf_report.py "$WORK/perf_rotated.csv" --bounds "$WORK/bounds_rotated.csv" \
   --triton "$WORK/triton_rotated.csv" --previous results/h200/perf.csv --cases \
   >"$WORK/perf_report.md" 2>&1 || status=1
