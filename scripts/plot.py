@@ -6,11 +6,14 @@
       num_tokens, variant and sweep), one line per variant (seed_port, optimized, triton, ...).
       Several CSVs are merged: a CUDA run and scripts/triton_baseline.py's rows plot together.
       One PNG per kernel: <DIR>/<first CSV's stem>_bandwidth_<kernel>.png.
-  plot.py compare BASELINE.csv CURRENT.csv [--threshold PCT] [--ignore-variant] [--out-dir DIR]
-                  [-o PNG]
+  plot.py compare BASELINE.csv CURRENT.csv [--threshold PCT] [--ignore-variant]
+                  [--variants BASE,CURRENT] [--out-dir DIR] [-o PNG]
       Current / baseline median time per case (matched by case columns and variant), one bar
       each on a log axis: PNG, else <DIR>/<current stem>_vs_<baseline stem>.png. --ignore-variant matches every current
       variant against the baseline's row of the same case (e.g. CUDA against triton).
+      --variants BASE,CURRENT, as for `kvbench compare`: BASELINE's rows of variant BASE against
+      CURRENT's rows of variant CURRENT, case by case; the two files may be one (a run with
+      --variants triton,optimized).
   plot.py decode CSV [CSV...] [--variants optimized,triton] [--max-tokens N] [--out-dir DIR]
                  [-o PNG]
       Per-layer cost of a step: median µs against num_tokens (log-log), one panel per shape
@@ -386,13 +389,18 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
 
 
 def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignore_variant=False,
-                 output=None):
-    """Current / baseline median per case matched in both; returns the PNG's path."""
+                 output=None, variants=None):
+    """Current / baseline median per case matched in both; returns the PNG's path. variants:
+    (base, current), each file's rows of that variant only, matched across variants."""
     case_cols, shape_cols = case_columns(), shape_columns()
+    if variants:
+        ignore_variant = True
 
-    def timed(path):
+    def timed(path, variant=None):
         out = {}
         for row in read_rows(path):
+            if variant and row["variant"] != variant:
+                continue
             med = number(row, "median_us", path)
             if row["status"] == "passed" and med:
                 out[tuple(row[c] for c in case_cols)] = (med, row)
@@ -403,15 +411,16 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
     def match(key):
         return key[:variant_at] + key[variant_at + 1:] if ignore_variant else key
 
-    cur = timed(current_path)
+    cur = timed(current_path, variants[1] if variants else None)
     base = {}
-    for k, med_row in timed(baseline_path).items():
+    for k, med_row in timed(baseline_path, variants[0] if variants else None).items():
         if match(k) in base:
             raise InputError(f"{baseline_path}: two variants of one case; drop --ignore-variant")
         base[match(k)] = med_row
     keys = [k for k in cur if match(k) in base]
     if not keys:
-        raise InputError(f"{current_path}: no timed case in common with {baseline_path}")
+        what = f" (variant {variants[1]} against {variants[0]})" if variants else ""
+        raise InputError(f"{current_path}: no timed case in common with {baseline_path}{what}")
     ratios = [cur[k][0] / base[match(k)][0] for k in keys]
     band = threshold / 100.0
     colors = ["tab:red" if r > 1 + band else "tab:green" if r < 1 / (1 + band) else "tab:gray"
@@ -439,7 +448,10 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
     ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: plain_number(v)))
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
     ax.set_xlabel("current / baseline median time (log scale; < 1 is faster)")
-    ax.set_title(f"{os.path.basename(current_path)} vs {os.path.basename(baseline_path)}: "
+    names = [os.path.basename(current_path), os.path.basename(baseline_path)]
+    if variants:  # which rows of each file
+        names = [f"{n} ({v})" for n, v in zip(names, (variants[1], variants[0]))]
+    ax.set_title(f"{names[0]} vs {names[1]}: "
                  f"{len(keys)} cases\nred slower, green faster than the dotted "
                  f"±{threshold:g}% band", fontsize=10)
     bottom = add_timing_lines(fig, lines)
@@ -515,6 +527,9 @@ def main(argv=None):
     cmp_.add_argument("--threshold", type=float, default=5.0, help="percent band drawn (default 5)")
     cmp_.add_argument("--ignore-variant", action="store_true",
                       help="match cases whatever their variant (CUDA against triton)")
+    cmp_.add_argument("--variants", metavar="BASE,CURRENT",
+                      help="BASELINE's rows of variant BASE against CURRENT's of variant CURRENT "
+                           "(the two files may be one)")
     cmp_.add_argument("--out-dir")
     cmp_.add_argument("-o", "--output", help="the PNG to write (default <DIR>/<current "
                                              "stem>_vs_<baseline stem>.png)")
@@ -528,6 +543,11 @@ def main(argv=None):
     dec.add_argument("-o", "--output", help="the PNG to write (default <DIR>/<first CSV's "
                                             "stem>_decode.png)")
     args = parser.parse_args(argv)
+    pair = None
+    if args.command == "compare" and args.variants is not None:
+        pair = tuple(args.variants.split(","))
+        if len(pair) != 2 or not all(pair):
+            parser.error(f"--variants {args.variants!r}: expected BASE,CURRENT (two variant names)")
     try:
         if args.command == "bandwidth":
             paths = plot_bandwidth(args.csv, args.peak_gbps, args.theoretical_gbps, args.out_dir)
@@ -536,7 +556,7 @@ def main(argv=None):
                                  args.out_dir, args.output)]
         else:
             paths = [plot_compare(args.baseline, args.current, args.threshold, args.out_dir,
-                                  args.ignore_variant, args.output)]
+                                  args.ignore_variant, args.output, pair)]
     except InputError as e:
         print(f"plot.py: {e}", file=sys.stderr)
         return 1

@@ -71,6 +71,21 @@ class Plot(unittest.TestCase):
         with self.assertRaises(plot.InputError):  # different variants match only when asked
             plot.plot_compare(os.path.join(DATA, "plot", "triton.csv"),
                               os.path.join(DATA, "plot", "cuda.csv"), out_dir=OUT)
+        # One file holding both variants (a run with --variants A,B), one variant against the other.
+        both = os.path.join(OUT, "both.csv")
+        with open(both, "w") as f:
+            with open(os.path.join(DATA, "plot", "cuda.csv")) as a:
+                f.write(a.read())
+            with open(os.path.join(DATA, "plot", "triton.csv")) as b:
+                f.writelines(b.readlines()[1:])
+        with self.assertRaisesRegex(plot.InputError, "two variants of one case"):
+            plot.plot_compare(both, both, out_dir=OUT, ignore_variant=True)
+        p = plot.plot_compare(both, both, out_dir=OUT, variants=("triton", "seed_port"))
+        self.assertTrue(is_png(p))
+        with self.assertRaisesRegex(plot.InputError, r"variant nope against triton"):
+            plot.plot_compare(both, both, out_dir=OUT, variants=("triton", "nope"))
+        with self.assertRaises(SystemExit):  # a bad pair is a bad command line (exit 2)
+            plot.main(["compare", both, both, "--variants", "triton"])
 
     def test_decode_plot(self):
         p = plot.plot_decode([os.path.join(DATA, "plot", "cuda.csv"),
