@@ -55,7 +55,7 @@ import matplotlib.ticker as mticker  # noqa: E402
 
 import kvbench_schema  # noqa: E402
 
-SCHEMA_VERSIONS = ("1", "2", "3")  # 2 adds buffer_sets (schema-1 rows timed one set), 3 context
+SCHEMA_VERSIONS = ("1", "2", "3", "4")  # 2 adds buffer_sets (schema-1 rows timed one set), 3 context, 4 timer
 
 
 def case_columns():

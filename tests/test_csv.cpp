@@ -89,7 +89,7 @@ TEST(Csv, HeaderIsSnakeCaseWithSchemaVersionFirst) {
 TEST(Csv, PassedRowHasEveryColumn) {
   const std::string line = csv_line(passed_row());
   EXPECT_EQ(split(line).size(), csv_columns().size());
-  EXPECT_EQ(field(line, "schema_version"), "3");
+  EXPECT_EQ(field(line, "schema_version"), "4");
   EXPECT_EQ(field(line, "buffer_sets"), "1");
   EXPECT_EQ(field(line, "kernel"), "reshape_and_cache_flash");
   EXPECT_EQ(field(line, "status"), "passed");
@@ -118,6 +118,16 @@ TEST(Csv, UnknownPeaksAndClockLeaveTheirColumnsEmpty) {
   EXPECT_EQ(field(line, "sm_clock_mhz"), "");
   EXPECT_EQ(field(line, "median_ci_rel"), "");
   EXPECT_EQ(field(line, "median_us"), "1.500");
+  // The event timer gives no gap or span: empty, not 0 (a gap of 0 is a figure).
+  r.timer = Timer::events;
+  EXPECT_EQ(field(csv_line(r), "timer"), "events");
+  EXPECT_EQ(field(csv_line(r), "gap_us"), "");
+  EXPECT_EQ(field(csv_line(r), "span_us"), "");
+  r.timer = Timer::cupti;
+  r.gap_us = -0.512;
+  r.span_us = 0;
+  EXPECT_EQ(field(csv_line(r), "gap_us"), "-0.512");
+  EXPECT_EQ(field(csv_line(r), "span_us"), "0.000");
 }
 
 TEST(Csv, KeepsTheColumnsOtherToolsRead) {
@@ -309,6 +319,9 @@ Row cache_row() {
   r.mode = TimingMode::cold;
   r.buffer_sets = 3;
   r.context = Context::layer;
+  r.timer = Timer::cupti;
+  r.gap_us = -0.512;  // a launch that started before its predecessor ended
+  r.span_us = 35.84;
   r.timed = true;
   r.stats = {7, 1.5, 1.75, 1.25, 2.5, 1.375, 2.125, 0.0225, 0.008};
   r.launches_per_sample = 1;
@@ -389,8 +402,8 @@ TEST(Csv, ReaderNamesTheColumnAndValueItRefuses) {
   f[index(Col::mismatches)] = "-1";
   EXPECT_EQ(refusal(f), "mismatches '-1' is not an integer");
   f = split_csv(csv_line(cache_row()));
-  f[index(Col::schema_version)] = "4";
-  EXPECT_EQ(refusal(f), "schema_version '4' is not 3 (this build's rows)");
+  f[index(Col::schema_version)] = "5";
+  EXPECT_EQ(refusal(f), "schema_version '5' is not 4 (this build's rows)");
   f.pop_back();
   EXPECT_EQ(refusal(f), "a row of " + std::to_string(kColumnCount - 1) + " fields, not " +
                             std::to_string(kColumnCount));

@@ -223,7 +223,7 @@ TEST(Gate, RowsTimedDifferentlyAreRefused) {
                  "timing mismatch: cur.csv:2 was timed in graph mode over 61 buffer sets, its "
                  "baseline row base.csv:2 in graph mode over 1 buffer set; rows timed "
                  "differently are not compared (run with the baseline's settings.mode, "
-                 "settings.rotate and settings.context)");
+                 "settings.rotate, settings.context and settings.timer)");
   }
   // The context: a row of another is refused, a row of none (schemas 1 and 2) matches any.
   auto after = one, cold_context = one;
@@ -240,6 +240,22 @@ TEST(Gate, RowsTimedDifferentlyAreRefused) {
         << e.what();
   }
   EXPECT_EQ(only_verdict(run_gate(base, table({after}), {})), Verdict::same);
+  // The timer: the cupti timer's launch against the event timer's is refused (back to back they
+  // differ by the launch's overlap with the one before it); a row of none matches any.
+  auto events = one, cupti = one;
+  events.timer = "events";
+  cupti.timer = "cupti";
+  try {
+    run_gate(table({events}, "base.csv"), table({cupti}, "cur.csv"), {});
+    ADD_FAILURE() << "the cupti timer judged against the event timer";
+  } catch (const GateError& e) {
+    EXPECT_NE(std::string(e.what()).find("cur.csv:2 was timed in graph mode over 1 buffer set by "
+                                         "the cupti timer, its baseline row base.csv:2 in graph "
+                                         "mode over 1 buffer set by the events timer"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(only_verdict(run_gate(base, table({cupti}), {})), Verdict::same);
   EXPECT_THROW(run_gate(base, table({cold}), {}), GateError);
   // An untimed row is not judged, so it cannot mismatch; a row without a mode matches any.
   EXPECT_EQ(only_verdict(run_gate(base, table({untimed}), {})), Verdict::incorrect);
@@ -393,10 +409,13 @@ TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
   expect_error("bad_type.csv", "bad_type.csv:4: column 'median_us': 'fast'");
   expect_error("missing_column.csv", "missing_column.csv:1: missing column 'p90_us'");
   expect_error("truncated.csv", "truncated.csv:6: too few columns");
-  expect_error("schema4.csv", "schema4.csv:2: column 'schema_version': '4'");
+  expect_error("schema5.csv", "schema5.csv:2: column 'schema_version': '5'");
   expect_error("context_bad.csv",
                "context_bad.csv:2: column 'context': unknown context 'warm' (expected one of "
                "back_to_back, cold, after_producer, layer)");
+  expect_error("timer_bad.csv",
+               "timer_bad.csv:2: column 'timer': unknown timer 'stopwatch' (expected one of "
+               "events, cupti)");
   expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
 }
 

@@ -98,8 +98,8 @@ class Plot(unittest.TestCase):
                              out_dir=OUT)
 
     def test_bad_input(self):
-        with self.assertRaisesRegex(plot.InputError, r"schema4.csv:2: schema_version '4'"):
-            plot.read_rows(os.path.join(DATA, "gate", "schema4.csv"))
+        with self.assertRaisesRegex(plot.InputError, r"schema5.csv:2: schema_version '5'"):
+            plot.read_rows(os.path.join(DATA, "gate", "schema5.csv"))
         with self.assertRaisesRegex(plot.InputError, r"empty.csv:1: missing column 'schema_version'"):
             plot.read_rows(os.path.join(DATA, "gate", "empty.csv"))
         with self.assertRaisesRegex(plot.InputError, r"truncated.csv:6: too few columns"):

@@ -57,6 +57,7 @@ constexpr std::string_view to_string(ColumnRole role) {
   X(mode, result)                    \
   X(buffer_sets, result)             \
   X(context, result)                 \
+  X(timer, result)                   \
   X(samples, result)                 \
   X(launches_per_sample, result)     \
   X(converged, result)               \
@@ -68,6 +69,8 @@ constexpr std::string_view to_string(ColumnRole role) {
   X(p90_us, result)                  \
   X(rel_stdev, result)               \
   X(median_ci_rel, result)           \
+  X(gap_us, result)                  \
+  X(span_us, result)                 \
   X(gbps, result)                    \
   X(pct_of_measured_peak, result)    \
   X(pct_of_theoretical_peak, result) \

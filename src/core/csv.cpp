@@ -130,6 +130,15 @@ void read_stat(std::string_view column, const std::string& v, Parts& p) {
   if (!v.empty()) p.row.stats.*M = parse_number(column, v);
 }
 // Figures that may be unknown (0), written empty then.
+// A figure only some timers give: empty when unset.
+template <std::optional<double> Row::*M, int Digits>
+std::string optional_value(const Row& r, const OpColumns&) {
+  return r.timed && (r.*M) ? fixed(*(r.*M), Digits) : std::string();
+}
+template <std::optional<double> Row::*M>
+void read_optional(std::string_view column, const std::string& v, Parts& p) {
+  if (!v.empty()) p.row.*M = parse_number(column, v);
+}
 template <double Row::*M, int Digits>
 std::string known_value(const Row& r, const OpColumns&) {
   return r.timed && r.*M > 0 ? fixed(r.*M, Digits) : std::string();
@@ -190,6 +199,13 @@ constexpr Codec kCodecs[] = {
      [](std::string_view, const std::string& v, Parts& p) {
        if (!v.empty()) p.row.context = from_string<Context>(v);
      }},
+    {Col::timer,
+     [](const Row& r, const OpColumns&) {
+       return r.timer ? std::string(to_string(*r.timer)) : std::string();
+     },
+     [](std::string_view, const std::string& v, Parts& p) {
+       if (!v.empty()) p.row.timer = from_string<Timer>(v);
+     }},
     {Col::samples,
      [](const Row& r, const OpColumns&) {
        return r.timed ? std::to_string(r.stats.samples) : std::string();
@@ -218,6 +234,8 @@ constexpr Codec kCodecs[] = {
        p.row.stats.median_ci_rel =
            v.empty() ? std::numeric_limits<double>::infinity() : parse_number(column, v);
      }},
+    {Col::gap_us, optional_value<&Row::gap_us, 3>, read_optional<&Row::gap_us>},
+    {Col::span_us, optional_value<&Row::span_us, 3>, read_optional<&Row::span_us>},
     {Col::gbps,
      [](const Row& r, const OpColumns&) { return r.timed ? fixed(r.gbps, 1) : std::string(); },
      [](std::string_view column, const std::string& v, Parts& p) {

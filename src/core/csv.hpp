@@ -17,7 +17,8 @@ namespace kvbench {
 
 // 2: the buffer_sets column (1 adds nothing else; readers take schema-1 rows as buffer_sets 1).
 // 3: the context column (readers take rows of schemas 1 and 2 as of no stated context).
-inline constexpr int kSchemaVersion = 3;
+// 4: timer, gap_us and span_us (readers take older rows as of no stated timer, timed by events).
+inline constexpr int kSchemaVersion = 4;
 
 struct Row {
   Case c;
@@ -29,10 +30,15 @@ struct Row {
   std::optional<TimingMode> mode;  // unset when not timed
   int buffer_sets = 1;             // independent buffer sets validated and timed (settings.rotate)
   std::optional<Context> context;  // what ran before each timed launch; unset when not timed
+  std::optional<Timer> timer;      // what read the times (settings.timer, or its fallback)
   bool timed = false;
   Stats stats;
-  int launches_per_sample = 0;         // launches per timed window
-  bool converged = false;              // the noise target was met before the timeout
+  int launches_per_sample = 0;  // launches per timed window
+  bool converged = false;       // the noise target was met before the timeout
+  // The cupti timer's figures beside the launch's own duration (unset with the event timer):
+  // the median from the previous kernel's end to the launch's start (negative: the launch
+  // started before it ended, a programmatic dependent launch), and the median replay span.
+  std::optional<double> gap_us, span_us;
   double gbps = 0;                     // bytes / median time
   double pct_of_measured_peak = 0;     // gbps / calibrated copy bandwidth; 0: unknown
   double pct_of_theoretical_peak = 0;  // gbps / memory clock x bus width; 0: unknown

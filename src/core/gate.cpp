@@ -31,13 +31,15 @@ std::string key_text(const ResultRow& row) {
 std::string timing_text(const ResultRow& r) {
   return (r.mode.empty() ? std::string() : "in " + r.mode.str() + " mode ") + "over " +
          std::to_string(r.buffer_sets) + " buffer set" + (r.buffer_sets == 1 ? "" : "s") +
-         (r.context.empty() ? std::string() : " in context " + r.context.str());
+         (r.context.empty() ? std::string() : " in context " + r.context.str()) +
+         (r.timer.empty() ? std::string() : " by the " + r.timer.str() + " timer");
 }
 
-// A row of no stated mode or context (an older schema, a hand-written CSV) matches any.
+// A row of no stated mode, context or timer (an older schema, a hand-written CSV) matches any.
 bool timed_alike(const ResultRow& a, const ResultRow& b) {
   return a.buffer_sets == b.buffer_sets && (a.mode.empty() || b.mode.empty() || a.mode == b.mode) &&
-         (a.context.empty() || b.context.empty() || a.context == b.context);
+         (a.context.empty() || b.context.empty() || a.context == b.context) &&
+         (a.timer.empty() || b.timer.empty() || a.timer == b.timer);
 }
 
 bool is_failure(Status s) {
@@ -277,7 +279,7 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                     (timed_apart > 1 ? " (and " + std::to_string(timed_apart - 1) + " more rows)"
                                      : std::string()) +
                     "; rows timed differently are not compared (run with the baseline's "
-                    "settings.mode, settings.rotate and settings.context)");
+                    "settings.mode, settings.rotate, settings.context and settings.timer)");
 
   GateReport rep;
   rep.baseline_path = baseline.path;

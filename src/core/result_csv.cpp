@@ -59,17 +59,18 @@ enum Other : std::size_t {
   kSetsCol,
   kModeCol,
   kContextCol,
+  kTimerCol,
   kOtherCount
 };
 constexpr std::array<Col, kOtherCount> kOtherColumns = {
     Col::schema_version, Col::status, Col::reason,      Col::median_us, Col::p10_us,
     Col::p90_us,         Col::device, Col::device_uuid, Col::bytes,     Col::written_tokens,
-    Col::buffer_sets,    Col::mode,   Col::context};
+    Col::buffer_sets,    Col::mode,   Col::context,     Col::timer};
 // Read when present (the gate's board note, `kvbench bounds`' byte split, how a row was timed),
 // not required. buffer_sets is required of schema-2 rows (read_lines checks it per row).
 bool optional_column(std::size_t other) {
   return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol ||
-         other == kModeCol || other == kContextCol;
+         other == kModeCol || other == kContextCol || other == kTimerCol;
 }
 // The name of a case-key column by its place in the key, and of the other columns.
 const std::string& axis_name(std::size_t axis) { return case_columns()[axis]; }
@@ -301,7 +302,7 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
   const std::string schema = std::to_string(kSchemaVersion);
   // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
   // column skips the interning table's lookup.
-  std::array<std::pair<std::string, Text>, AxisValues::kCount + 5> last;
+  std::array<std::pair<std::string, Text>, AxisValues::kCount + 6> last;
   const auto intern = [&last](std::size_t slot, const std::string& v) {
     auto& [text, id] = last[slot];
     if (text != v || (id.empty() && !v.empty())) {
@@ -317,7 +318,8 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     const std::string at = where(path, src.number());
     const std::size_t n = split(line, f, at);
     if (n > other_pos[kSchemaCol] && f[other_pos[kSchemaCol]] != "1" &&
-        f[other_pos[kSchemaCol]] != "2" && f[other_pos[kSchemaCol]] != schema)
+        f[other_pos[kSchemaCol]] != "2" && f[other_pos[kSchemaCol]] != "3" &&
+        f[other_pos[kSchemaCol]] != schema)
       throw ResultCsvError(at + "column '" + other_name(kSchemaCol) + "': '" +
                            f[other_pos[kSchemaCol]] + "', but this kvbench reads schemas 1 to " +
                            schema);
@@ -401,6 +403,16 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       }
     }
     row.context = intern(AxisValues::kCount + 4, context);
+    // What read the times (schema 4): a timer name, or empty in an untimed row.
+    const std::string& timer = field(kTimerCol);
+    if (!timer.empty()) {
+      try {
+        from_string<Timer>(timer);
+      } catch (const std::invalid_argument& e) {
+        throw ResultCsvError(at + "column '" + other_name(kTimerCol) + "': " + e.what());
+      }
+    }
+    row.timer = intern(AxisValues::kCount + 5, timer);
     table.rows.push_back(std::move(row));
   }
   if (!missing.empty()) throw missing_column(missing);

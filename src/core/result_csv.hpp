@@ -96,6 +96,7 @@ struct ResultRow {
   int buffer_sets = 1;  // schema 2's column; schema-1 rows timed one set
   Text mode;            // the `mode` column: how the row was timed; empty when untimed
   Text context;         // schema 3's `context` column; empty when untimed or of an older schema
+  Text timer;           // schema 4's `timer` column; empty when untimed or of an older schema
   unsigned line = 0;    // line in its file
 };
 

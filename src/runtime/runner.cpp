@@ -80,12 +80,15 @@ void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int s
     }
   }
   const Measurement m = measure(work, stream, settings);
-  if (m.timer == Timer::cupti)  // the figures the CSV has no column for yet
+  if (m.timer == Timer::cupti) {
+    row.gap_us = m.gap_us;
+    row.span_us = m.span_us;
     std::fprintf(stderr,
                  "kvbench: cupti: %s: launch %.3f us, gap before it %.3f us, replay span %.3f us, "
                  "producer %.3f us (%zu replays, %zu incomplete, %zu invalid records)\n",
                  describe(row.c).c_str(), m.stats.median_us, m.gap_us, m.span_us, m.producer_us,
                  m.replays, m.replays_incomplete, m.records_dropped);
+  }
   row.stats = m.stats;
   row.launches_per_sample = m.launches_per_sample;
   row.converged = m.converged;
@@ -93,6 +96,7 @@ void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int s
   row.timed = true;
   row.mode = settings.mode;
   row.context = settings.context;
+  row.timer = m.timer;
   row.status = Status::passed;
 }
 
