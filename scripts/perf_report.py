@@ -136,7 +136,8 @@ def main():
                        and int(r.get("buffer_sets") or 1) * float(r["bytes"]) <= 3 * l2 for r in opt)
         if not_cold:
             print(f"\n{not_cold} rows were rotated over sets that together stay within 3x L2 "
-                  "(kvbench's 4096-set cap): not fully cold.")
+                  "(a run before schema 4 capped at 4096 sets, or a context after a producer): "
+                  "not fully cold.")
         if args.cases:
             case_table(compared, bounds, triton, previous)
     return 0

@@ -423,6 +423,25 @@ TEST_F(Planted, RotateAutoAndHotInputsInEveryMode) {
         else
           EXPECT_GT(row.stats.median_us, 0.0) << describe(c);
       }
+  // One token writes 4 kB: 4096 sets cannot exceed 3x L2. Back to back the case is timed on one
+  // set in the cold context; after a producer over the 4096 sets that fit.
+  Case tiny = testing_support::cache_case(1, 8, 128);
+  settings_.mode = TimingMode::graph;
+  settings_.hot_inputs = false;
+  settings_.context = Context::back_to_back;
+  const Row flushed = run(tiny, Bug::none);
+  ASSERT_EQ(flushed.status, Status::passed) << flushed.reason;
+  EXPECT_EQ(flushed.buffer_sets, 1);
+  ASSERT_TRUE(flushed.context.has_value());
+  EXPECT_EQ(*flushed.context, Context::cold);
+  EXPECT_GE(flushed.stats.median_us, 0.0);
+  settings_.hot_inputs = true;
+  settings_.context = Context::after_producer;
+  const Row capped = run(tiny, Bug::none);
+  ASSERT_EQ(capped.status, Status::passed) << capped.reason;
+  EXPECT_EQ(capped.buffer_sets, kMaxBufferSets);
+  EXPECT_EQ(*capped.context, Context::after_producer);
+  settings_.context = Context::back_to_back;
   settings_.rotate = 1;
   settings_.hot_inputs = false;
   settings_.mode = TimingMode::graph;

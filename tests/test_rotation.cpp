@@ -19,8 +19,15 @@ constexpr std::size_t kL2 = 60u << 20;  // the H200's
 constexpr std::size_t kGiB = 1u << 30;
 
 RotationInput in(int setting, std::int64_t set_bytes, std::size_t device_bytes,
-                 std::size_t free_bytes = 100 * kGiB, TimingMode mode = TimingMode::graph) {
-  return {setting, mode, set_bytes, device_bytes, kL2, free_bytes};
+                 std::size_t free_bytes = 100 * kGiB, TimingMode mode = TimingMode::graph,
+                 Context context = Context::back_to_back) {
+  return {setting, mode, context, set_bytes, device_bytes, kL2, free_bytes};
+}
+
+// The same input in the after_producer context, where a cap keeps the capped count.
+RotationInput after_producer(RotationInput r) {
+  r.context = Context::after_producer;
+  return r;
 }
 
 TEST(Rotation, AutoIsTheSmallestCountWhoseSetsExceedThreeL2) {
@@ -29,23 +36,45 @@ TEST(Rotation, AutoIsTheSmallestCountWhoseSetsExceedThreeL2) {
   // A set of 3x L2 or more is cold alone... but exactly 3x is not "exceeding": two sets.
   EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 3 * kL2, 3 * kL2)).sets, 2);
   EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 3 * kL2 + 1, 3 * kL2 + 1)).sets, 1);
-  // A set of a few kB: capped by kMaxBufferSets.
-  EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 4096, 65536)).sets, kMaxBufferSets);
+  EXPECT_FALSE(choose_buffer_sets(in(kRotateAuto, 1 << 20, 2 << 20)).cold_context);
+}
+
+// Where the sets that fit cannot exceed 3x L2, back to back the case is timed on one set with
+// the L2 flushed before each launch (the cold context); in a context whose predecessor writes
+// the inputs, over the capped count.
+TEST(Rotation, AutoShortOfL2IsTheColdContextBackToBack) {
+  // A set of a few kB: 4096 sets (kMaxBufferSets) cover 16 MiB, not 180 MiB.
+  const RotationChoice few_kb = choose_buffer_sets(in(kRotateAuto, 4096, 65536));
+  EXPECT_EQ(few_kb.sets, 1);
+  EXPECT_TRUE(few_kb.cold_context);
+  const RotationChoice capped = choose_buffer_sets(after_producer(in(kRotateAuto, 4096, 65536)));
+  EXPECT_EQ(capped.sets, kMaxBufferSets);
+  EXPECT_FALSE(capped.cold_context);
+  // 180 MiB / 46 kB is 4097.x sets: one more than the cap allows.
+  EXPECT_TRUE(choose_buffer_sets(in(kRotateAuto, (3 * kL2) / 4097, 65536)).cold_context);
+  EXPECT_FALSE(choose_buffer_sets(in(kRotateAuto, (3 * kL2) / 4095, 65536)).cold_context);
+  // Explicit counts and cold mode are never changed.
+  EXPECT_FALSE(choose_buffer_sets(in(61, 4096, 65536)).cold_context);
+  EXPECT_FALSE(
+      choose_buffer_sets(in(kRotateAuto, 4096, 65536, kGiB, TimingMode::cold)).cold_context);
 }
 
 TEST(Rotation, AutoIsCappedByDeviceMemoryAndIsOneInColdMode) {
   // 100 MiB a set, 1 GiB free: 0.8 GiB holds 8 sets (2 wanted).
   EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 100 << 20, 100 << 20, kGiB)).sets, 2);
-  // 10 MiB touched of 500 MiB allocated a set (a big cache, few tokens), 2 GiB free: 3 fit.
-  EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 10 << 20, 500u << 20, 2 * kGiB)).sets, 3);
+  // 10 MiB touched of 500 MiB allocated a set (a big cache, few tokens), 2 GiB free: 3 fit, of
+  // 19 wanted; back to back, the cold context instead.
+  EXPECT_EQ(
+      choose_buffer_sets(after_producer(in(kRotateAuto, 10 << 20, 500u << 20, 2 * kGiB))).sets, 3);
+  EXPECT_TRUE(choose_buffer_sets(in(kRotateAuto, 10 << 20, 500u << 20, 2 * kGiB)).cold_context);
   // Nothing fits twice: one set, never zero.
-  EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 1 << 20, 900u << 20, kGiB)).sets, 1);
+  EXPECT_EQ(choose_buffer_sets(after_producer(in(kRotateAuto, 1 << 20, 900u << 20, kGiB))).sets, 1);
   // Cold mode flushes L2 before every launch already.
   EXPECT_EQ(choose_buffer_sets(in(kRotateAuto, 1 << 20, 1 << 20, kGiB, TimingMode::cold)).sets, 1);
 }
 
 TEST(Rotation, AutoIsCappedByHostMemoryToo) {
-  RotationInput r = in(kRotateAuto, 1 << 20, 1 << 20);  // 181 wanted
+  RotationInput r = after_producer(in(kRotateAuto, 1 << 20, 1 << 20));  // 181 wanted
   r.set_host_bytes = 10u << 20;
   r.host_available_bytes = kGiB;  // half of it holds 51 sets of 10 MiB
   EXPECT_EQ(choose_buffer_sets(r).sets, 51);

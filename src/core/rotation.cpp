@@ -46,7 +46,8 @@ RotationChoice choose_buffer_sets(const RotationInput& in) {
   const double target = kRotateL2Multiple * static_cast<double>(in.l2_bytes);
   const double wanted = std::floor(target / static_cast<double>(in.set_bytes)) + 1;
   const double n = std::min({wanted, std::max(1.0, fit), static_cast<double>(kMaxBufferSets)});
-  out.sets = static_cast<int>(n);
+  out.cold_context = n < wanted && in.context == Context::back_to_back;
+  out.sets = out.cold_context ? 1 : static_cast<int>(n);
   return out;
 }
 

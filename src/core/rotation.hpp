@@ -22,8 +22,9 @@ inline constexpr double kRotateHostFraction = 0.5;
 struct RotationInput {
   int setting = 1;  // settings.rotate (kRotateAuto or N)
   TimingMode mode = TimingMode::graph;
-  std::int64_t set_bytes = 0;        // bytes one launch touches: SPEC.md §4's logical bytes
-  std::size_t set_device_bytes = 0;  // device bytes one set allocates
+  Context context = Context::back_to_back;  // settings.context
+  std::int64_t set_bytes = 0;               // bytes one launch touches: SPEC.md §4's logical bytes
+  std::size_t set_device_bytes = 0;         // device bytes one set allocates
   std::size_t l2_bytes = 0;
   std::size_t device_free_bytes = 0;     // 0: unknown, no cap
   std::size_t set_host_bytes = 0;        // host bytes one set's inputs and reference take
@@ -33,12 +34,18 @@ struct RotationInput {
 struct RotationChoice {
   int sets = 1;
   std::string refused;  // non-empty: an explicit N does not fit; the case fails with this reason
+  // auto, back to back: the sets that fit cannot cover kRotateL2Multiple x L2, so the case is
+  // timed on one set in the `cold` context instead (the L2 flushed before each launch, inside the
+  // graph, not counted).
+  bool cold_context = false;
 };
 
 // Explicit N: N, or refused when N sets do not fit in the free device memory or the available
 // host memory. auto: 1 in cold mode (the flush already makes every launch cold); else the
-// smallest N with N * set_bytes > kRotateL2Multiple * l2_bytes, capped by what fits in the device
-// and the host memory (at least 1) and by kMaxBufferSets.
+// smallest N with N * set_bytes > kRotateL2Multiple * l2_bytes. When what fits in the device and
+// the host memory, or kMaxBufferSets, caps N below that: in the back_to_back context, one set and
+// cold_context; in another context (whose predecessor already writes the inputs), the capped N
+// (at least 1).
 RotationChoice choose_buffer_sets(const RotationInput& in);
 
 // Launches in one CUDA graph over `sets` buffer sets: launches_per_sample rounded up to a

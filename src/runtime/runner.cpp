@@ -21,12 +21,13 @@ namespace {
 
 // Stage "size": how many buffer sets (core/rotation.hpp); 0 when an explicit count does not fit
 // (the row then says why).
-int buffer_sets(const stages::CaseSets& op, const RunSettings& settings, const DeviceInfo& device,
+// `settings.context` becomes `cold` where rotation cannot cover L2 (RotationChoice).
+int buffer_sets(const stages::CaseSets& op, RunSettings& settings, const DeviceInfo& device,
                 Row& row) {
   if (settings.rotate == 1) return 1;
   std::size_t free_bytes = 0, total = 0;
   KVB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  RotationInput in{settings.rotate,     settings.mode,   op.set_bytes(),
+  RotationInput in{settings.rotate,     settings.mode,   settings.context, op.set_bytes(),
                    op.layout().bytes(), device.l2_bytes, free_bytes};
   in.set_host_bytes = op.set_host_bytes();
   in.host_available_bytes = host_available_bytes().value_or(0);  // unknown: no cap
@@ -36,6 +37,7 @@ int buffer_sets(const stages::CaseSets& op, const RunSettings& settings, const D
     row.reason = choice.refused;
     return 0;
   }
+  if (choice.cold_context) settings.context = Context::cold;
   return choice.sets;
 }
 
@@ -102,13 +104,12 @@ void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int s
 
 // The stages of case_sets.hpp, in order. Validation comes first: a set that fails ends the case
 // untimed.
-void run_stages(const Case& c, const RunSettings& settings, const DeviceInfo& device,
-                std::uint64_t seed, const ValidationOptions& options,
-                const LaunchOverride& override_launch, Row& row) {
+void run_stages(const Case& c, RunSettings settings, const DeviceInfo& device, std::uint64_t seed,
+                const ValidationOptions& options, const LaunchOverride& override_launch, Row& row) {
   const std::unique_ptr<stages::CaseSets> op =
       stages::make_case_sets(c, seed, options, override_launch, row);
-  if (!op) return;  // admit: refused before any allocation
-  const int sets = buffer_sets(*op, settings, device, row);
+  if (!op) return;                                           // admit: refused before any allocation
+  const int sets = buffer_sets(*op, settings, device, row);  // may set the cold context
   if (sets == 0) return;
   row.buffer_sets = sets;
 
