@@ -13,8 +13,9 @@ optimized,slot_order for results/h200/slot_order.csv; a CSV of one variant gets 
 With --bounds, --triton or --previous, each `optimized` case (docs/measurement.md, "Rotated
 buffers") is set against:
 - its plain-move reference (`bound_us` of a `kvbench bounds` CSV of this run: the fastest plain
-  kernel kvbench tries that scatters its rows to its slots for the cache write, or moves them
-  contiguously for concat; not a lower bound, kernels beat it): that µs / its µs,
+  kernel kvbench tries that moves its bytes, contiguously or, for the cache write, scattered to
+  its slots; CSVs of earlier builds give the scatter alone for the cache write; not a lower
+  bound, kernels beat it): that µs / its µs,
   `% of plain move`;
 - the seed's Triton (the `triton` row of the same case in a triton_baseline.py CSV of the same
   config, timed the same way): Triton µs / its µs;

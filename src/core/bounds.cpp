@@ -70,7 +70,9 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
 }
 
 double bound_of(const BoundRow& r) {
-  return r.scatter_floor_us > 0 ? r.scatter_floor_us : r.move_floor_us;
+  return r.scatter_floor_us > 0 && (r.move_floor_us <= 0 || r.scatter_floor_us < r.move_floor_us)
+             ? r.scatter_floor_us
+             : r.move_floor_us;
 }
 
 std::string bounds_header() {

@@ -51,9 +51,9 @@ struct BoundRow {
 };
 
 // The case's plain-move reference (`bound_us`, a column name kept for the scripts that read it):
-// the scatter for the cache write, the contiguous move for concat (whose output is K, contiguous
-// per token). Kernels can beat it: a reference, not a lower bound. It / median_us is the row's
-// pct_of_bound.
+// the fastest plain kernel timed that moves the case's bytes, the contiguous move or, for the
+// cache write, the scatter of its rows to its slots (concat's output is K, contiguous per token).
+// Kernels can beat it: a reference, not a lower bound. It / median_us is the row's pct_of_bound.
 double bound_of(const BoundRow& r);
 
 std::string bounds_header();
