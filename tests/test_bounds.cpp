@@ -114,6 +114,15 @@ TEST(Bounds, RowsWithoutTheirBytesAreRefusedByFileAndLine) {
   huge.rows[0].axes.at(kKernel) = "concat_and_cast_mha_k";
   huge.rows[0].axes.at(kT) = "1";
   expect_error(huge, "overflows 64 bits");
+  // The row's context and timer, in which its floors are timed; a row of neither: back to back,
+  // by events.
+  EXPECT_EQ(bound_cases(one_row(2 * out, 16), 128)[0].context, Context::back_to_back);
+  EXPECT_EQ(bound_cases(one_row(2 * out, 16), 128)[0].timer, Timer::events);
+  ResultTable in_context = one_row(2 * out, 16);
+  in_context.rows[0].context = Text("after_producer");
+  in_context.rows[0].timer = Text("cupti");
+  EXPECT_EQ(bound_cases(in_context, 128)[0].context, Context::after_producer);
+  EXPECT_EQ(bound_cases(in_context, 128)[0].timer, Timer::cupti);
   ResultTable untimed = one_row(std::nullopt, std::nullopt);
   untimed.rows[0].timing.reset();  // not timed: not selected, so not an error
   EXPECT_TRUE(bound_cases(untimed, 128).empty());
@@ -128,6 +137,10 @@ TEST(Bounds, OutputLinesHaveTheHeadersColumns) {
   EXPECT_NE(line.find("\"b,c\""), std::string::npos) << line;
   const auto commas = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
   EXPECT_EQ(commas(line) - 1, commas(bounds_header()));  // one comma inside the quotes
+  r.context = Context::layer;
+  r.timer = Timer::cupti;
+  EXPECT_EQ(bounds_line(r).substr(bounds_line(r).size() - 12), ",layer,cupti");
+  EXPECT_EQ(bounds_header().substr(bounds_header().size() - 14), ",context,timer");
 }
 
 TEST(Bounds, EverySizeAndOneVariantOnRequestWithTheRowsSetCount) {

@@ -20,6 +20,7 @@
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
+#include "runtime/cupti_timer.hpp"
 #include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
 #include "runtime/timer.hpp"
@@ -622,6 +623,55 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
     EXPECT_NE(r.scatter_floor_method.find('x'), std::string::npos) << r.scatter_floor_method;
     EXPECT_EQ(bound_of(r), std::min(r.scatter_floor_us, r.move_floor_us));
   }
+}
+
+// A row timed in a context is bounded in it, by its timer: after a producer of its inputs,
+// timed on its own by CUPTI (that part skipped, like the cupti timer's tests, where CUPTI cannot
+// be loaded).
+TEST_F(Gpu, BoundsAreTimedInTheRowsContext) {
+  ResultRow r;
+  r.axes = {"reshape_and_cache_flash",
+            "optimized",
+            "s",
+            "16",
+            "8",
+            "128",
+            "0",
+            "16",
+            "bf16",
+            "bf16",
+            "nhd",
+            "none",
+            "false",
+            "false",
+            "contiguous",
+            "random"};
+  r.status = Status::passed;
+  r.timing = Timing{1.0, 0.9, 1.1};
+  r.written_tokens = 16;
+  r.bytes = 16 * (8 + 2 * 8 * 128 * 2);
+  RunSettings s;
+  s.warmup = 1;
+  s.min_samples = 2;
+  s.min_time_s = 0;
+  s.timeout_s = 0.05;
+  for (const char* context : {"cold", "after_producer", "layer"}) {
+    r.context = Text(context);
+    r.timer = Text("events");
+    const std::vector<BoundRow> rows = bounds_of(ResultTable{"t.csv", {r}}, 128, s);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(to_string(rows[0].context), context);
+    EXPECT_GE(rows[0].move_floor_us, 0.0) << context;  // the predecessor's median subtracted
+    EXPECT_GE(rows[0].scatter_floor_us, 0.0) << context;
+  }
+  if (!CuptiTimer::get()) GTEST_SKIP() << CuptiTimer::unavailable_reason();
+  r.context = Text("after_producer");
+  r.timer = Text("cupti");
+  const std::vector<BoundRow> rows = bounds_of(ResultTable{"t.csv", {r}}, 128, s);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].timer, Timer::cupti);
+  EXPECT_GT(rows[0].move_floor_us, 0.0);  // the floor's own kernel: never 0
+  EXPECT_GT(rows[0].scatter_floor_us, 0.0);
 }
 
 // Every size, rotated as its row was: the bound of a T=1024 row over its 3 sets, no write floor

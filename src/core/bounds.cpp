@@ -64,7 +64,11 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
       throw ResultCsvError(at + "column 'bytes': " + std::to_string(*r.bytes) +
                            " is less than the case's output alone (" + std::to_string(elems) +
                            " bytes)");
-    cases.push_back({i, *r.bytes - elems, elems, c, r.buffer_sets});
+    BoundCase b{i, *r.bytes - elems, elems, c, r.buffer_sets};
+    // read_results checked both names.
+    if (!r.context.empty()) b.context = from_string<Context>(r.context.str());
+    if (!r.timer.empty()) b.timer = from_string<Timer>(r.timer.str());
+    cases.push_back(std::move(b));
   }
   return cases;
 }
@@ -77,11 +81,16 @@ double bound_of(const BoundRow& r) {
 
 std::string bounds_header() {
   std::vector<std::string> cols = result_axis_columns();
-  for (const char* c :
-       {"median_us", "bytes", "read_bytes", "write_bytes", "launch_floor_us", "pdl_launch_floor_us",
-        "write_floor_us", "write_floor_method", "move_floor_us", "move_floor_method", "device",
-        "device_uuid", "git_sha", "buffer_sets", "scatter_floor_us", "scatter_floor_method",
-        "bound_us", "pct_of_bound"})
+  for (const char* c : {"median_us",        "bytes",
+                        "read_bytes",       "write_bytes",
+                        "launch_floor_us",  "pdl_launch_floor_us",
+                        "write_floor_us",   "write_floor_method",
+                        "move_floor_us",    "move_floor_method",
+                        "device",           "device_uuid",
+                        "git_sha",          "buffer_sets",
+                        "scatter_floor_us", "scatter_floor_method",
+                        "bound_us",         "pct_of_bound",
+                        "context",          "timer"})
     cols.emplace_back(c);
   return join_csv(cols);
 }
@@ -89,16 +98,26 @@ std::string bounds_header() {
 std::string bounds_line(const BoundRow& r) {
   std::vector<std::string> f;
   for (const std::string& a : r.axes) f.push_back(csv_quoted(a));
-  for (std::string v :
-       {fixed(r.median_us), std::to_string(r.bytes), std::to_string(r.read_bytes),
-        std::to_string(r.write_bytes), fixed(r.launch_floor_us), fixed(r.pdl_launch_floor_us),
-        r.write_floor_us > 0 ? fixed(r.write_floor_us) : std::string(),
-        csv_quoted(r.write_floor_method), fixed(r.move_floor_us), csv_quoted(r.move_floor_method),
-        csv_quoted(r.device), csv_quoted(r.device_uuid), csv_quoted(r.git_sha),
-        std::to_string(r.buffer_sets),
-        r.scatter_floor_us > 0 ? fixed(r.scatter_floor_us) : std::string(),
-        csv_quoted(r.scatter_floor_method), fixed(bound_of(r)),
-        r.median_us > 0 ? fixed(100 * bound_of(r) / r.median_us) : std::string()})
+  for (std::string v : {fixed(r.median_us),
+                        std::to_string(r.bytes),
+                        std::to_string(r.read_bytes),
+                        std::to_string(r.write_bytes),
+                        fixed(r.launch_floor_us),
+                        fixed(r.pdl_launch_floor_us),
+                        r.write_floor_us > 0 ? fixed(r.write_floor_us) : std::string(),
+                        csv_quoted(r.write_floor_method),
+                        fixed(r.move_floor_us),
+                        csv_quoted(r.move_floor_method),
+                        csv_quoted(r.device),
+                        csv_quoted(r.device_uuid),
+                        csv_quoted(r.git_sha),
+                        std::to_string(r.buffer_sets),
+                        r.scatter_floor_us > 0 ? fixed(r.scatter_floor_us) : std::string(),
+                        csv_quoted(r.scatter_floor_method),
+                        fixed(bound_of(r)),
+                        r.median_us > 0 ? fixed(100 * bound_of(r) / r.median_us) : std::string(),
+                        std::string(to_string(r.context)),
+                        std::string(to_string(r.timer))})
     f.push_back(std::move(v));
   return join_csv(f);
 }

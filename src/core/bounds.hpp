@@ -18,6 +18,10 @@ struct BoundCase {
   std::int64_t read_bytes = 0, write_bytes = 0;
   Case c;               // rebuilt from the row's axes (its inputs and slots follow from the seed)
   int buffer_sets = 1;  // the row's: the floors are timed over as many sets
+  // The row's context and timer (back_to_back and events for rows that do not say): the floors
+  // are timed in the same context by the same timer.
+  Context context = Context::back_to_back;
+  Timer timer = Timer::events;
 };
 
 // The case a result row names. Throws ResultCsvError naming FILE:LINE for a value no case has.
@@ -48,6 +52,8 @@ struct BoundRow {
   double scatter_floor_us = 0;  // cache write: the same rows to the same slots; 0 for concat
   std::string scatter_floor_method;
   std::string device, device_uuid, git_sha;  // where and with what the floors were timed
+  Context context = Context::back_to_back;   // the row's, in which the floors were timed
+  Timer timer = Timer::events;
 };
 
 // The case's plain-move reference (`bound_us`, a column name kept for the scripts that read it):

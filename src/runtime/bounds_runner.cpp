@@ -13,6 +13,7 @@
 #include "core/operation.hpp"
 #include "core/rotation.hpp"
 #include "runtime/bound_kernels.hpp"
+#include "runtime/context.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "runtime/runner.hpp"
@@ -49,11 +50,21 @@ struct Best {
   }
 };
 
-// Timed over `sets` buffer sets, as the case was: `launch(set, stream)`.
-double time_sets(const SetLaunch& launch, int sets, cudaStream_t stream, const RunSettings& s) {
+// Timed over `sets` buffer sets, as the case was: `launch(set, stream)`, in the case's context
+// (s.context; its predecessor writes `inputs(set)`) by its timer.
+double time_sets(const SetLaunch& launch, int sets, const SetInputs& inputs, cudaStream_t stream,
+                 const RunSettings& s) {
+  const ContextPredecessor before(s, inputs, current_sm_count(), stream);
+  return measure(Workload{launch, sets, before.launch()}, stream, s).stats.median_us;
+}
+
+// The settings a case's floors are timed with: the run's, in the case's context by its timer.
+RunSettings timed_as(const RunSettings& s, const BoundCase& c) {
   RunSettings r = s;
-  r.hot_inputs = false;
-  return measure(Workload{launch, sets, {}}, stream, r).stats.median_us;
+  r.context = c.context;
+  r.hot_inputs = c.context == Context::after_producer;
+  r.timer = c.timer;
+  return r;
 }
 
 // The contiguous floors of one (read, write, sets) split: the fastest move of the bytes, and for
@@ -70,6 +81,9 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
   const std::uint32_t never = 1;
   auto* d = dst.as<unsigned char>();
   auto* r = src.as<unsigned char>();
+  const SetInputs inputs = [r, rb](int set) {
+    return std::pair<void*, std::size_t>(r + static_cast<std::size_t>(set) * rb, rb);
+  };
   const auto w = static_cast<std::size_t>(write), rd = static_cast<std::size_t>(read);
   Best write_best, move_best;
   std::vector<BoundShape> shapes;
@@ -82,13 +96,13 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
   if (with_write && w > 0) {
     write_best.consider(
         time_sets([&](int set, cudaStream_t x) { return cudaMemsetAsync(d + set * wb, 0, w, x); },
-                  sets, st, s),
+                  sets, inputs, st, s),
         "memset");
     for (BoundShape shape : shapes)
       write_best.consider(
           time_sets(
               [&](int set, cudaStream_t x) { return launch_store16(d + set * wb, w, shape, x); },
-              sets, st, s),
+              sets, inputs, st, s),
           "store16 " + shape_name(shape));
   }
   for (BoundShape shape : shapes)
@@ -97,7 +111,7 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
                              return launch_move16(r + set * rb, rd, d + set * wb, w, never,
                                                   sink.as<std::uint32_t>(), shape, x);
                            },
-                           sets, st, s),
+                           sets, inputs, st, s),
                        "move16 " + shape_name(shape));
   return {write_best, move_best};
 }
@@ -150,6 +164,12 @@ Best scatter_floor(const Case& c, const ScatterShape& shape, std::uint64_t run_s
     args.push_back(a);
   }
   KVB_CUDA_CHECK(cudaStreamSynchronize(st));  // `rows` of each set uploaded before it is freed
+  // The set's inputs, K and V: what a producer writes.
+  const SetInputs inputs = [base, per_set, input](int set) {
+    return std::pair<void*, std::size_t>(
+        base + static_cast<std::size_t>(set) * static_cast<std::size_t>(per_set),
+        static_cast<std::size_t>(2 * input));
+  };
   Best best;
   for (bool eager : {false, true})
     for (int threads : kScatterThreads)
@@ -159,7 +179,7 @@ Best scatter_floor(const Case& c, const ScatterShape& shape, std::uint64_t run_s
                             return launch_scatter(args[static_cast<std::size_t>(set)], threads,
                                                   per_thread, eager, x);
                           },
-                          sets, st, s),
+                          sets, inputs, st, s),
                       "scatter" + std::to_string(args.front().word_bytes) + " t" +
                           std::to_string(threads) + "x" + std::to_string(per_thread) +
                           (eager ? " eager" : ""));
@@ -177,17 +197,20 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
   // Equal splits share their contiguous floors; a case's variants share its scatter floor. Each
   // is timed when the first case needing it comes, and every case's row is emitted as soon as
   // its floors are known, so a run cut short keeps the rows it finished.
-  using Split = std::tuple<std::int64_t, std::int64_t, int, bool>;
+  using Split = std::tuple<std::int64_t, std::int64_t, int, bool, Context, Timer>;
   std::map<Split, std::pair<Best, Best>> splits;
   std::map<std::pair<std::string, int>, Best> scatters;
   const auto split_of = [](const BoundCase& c) {
-    return Split{c.read_bytes, c.write_bytes, c.buffer_sets,
-                 c.c.num_tokens <= kWriteFloorMaxTokens};
+    return Split{c.read_bytes, c.write_bytes, c.buffer_sets, c.c.num_tokens <= kWriteFloorMaxTokens,
+                 c.context,    c.timer};
   };
   const auto scatter_key = [](const BoundCase& c) {
     Case k = c.c;
     k.variant = Variant::seed_port;
-    return std::make_pair(describe(k) + " sweep=" + k.sweep, c.buffer_sets);
+    return std::make_pair(describe(k) + " sweep=" + k.sweep +
+                              " context=" + std::string(to_string(c.context)) +
+                              " timer=" + std::string(to_string(c.timer)),
+                          c.buffer_sets);
   };
   std::set<Split> split_keys;
   std::set<std::pair<std::string, int>> scatter_keys;
@@ -209,8 +232,9 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
     const Split split = split_of(c);
     auto it = splits.find(split);
     if (it == splits.end()) {
-      const auto& [read, write, sets, with_write] = split;
-      it = splits.emplace(split, split_floors(read, write, sets, with_write, st, s)).first;
+      const auto& [read, write, sets, with_write, context, timer] = split;
+      it = splits.emplace(split, split_floors(read, write, sets, with_write, st, timed_as(s, c)))
+               .first;
       if (progress) progress(++done, total);
     }
     const auto& [write_best, move_best] = it->second;
@@ -228,11 +252,16 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
     b.move_floor_us = move_best.us;
     b.move_floor_method = move_best.method;
     b.buffer_sets = c.buffer_sets;
+    b.context = c.context;
+    b.timer = c.timer;
     if (const auto shape = operation(c.c.kernel).scatter_shape(c.c)) {
       const auto key = scatter_key(c);
       auto sc = scatters.find(key);
       if (sc == scatters.end()) {
-        sc = scatters.emplace(key, scatter_floor(c.c, *shape, s.seed, c.buffer_sets, st, s)).first;
+        sc =
+            scatters
+                .emplace(key, scatter_floor(c.c, *shape, s.seed, c.buffer_sets, st, timed_as(s, c)))
+                .first;
         if (progress) progress(++done, total);
       }
       b.scatter_floor_us = sc->second.us;

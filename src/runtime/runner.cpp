@@ -11,6 +11,7 @@
 #include "core/rotation.hpp"
 #include "kvbench_version.hpp"
 #include "runtime/case_sets.hpp"
+#include "runtime/context.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
 #include "runtime/timer.hpp"
@@ -47,40 +48,15 @@ int buffer_sets(const stages::CaseSets& op, RunSettings& settings, const DeviceI
 void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int sm_count,
                cudaStream_t stream, const RunSettings& settings, Row& row) {
   const std::size_t stride = op.layout().bytes(), inputs = op.layout().inputs_end();
-  Workload work{[&op](int set, cudaStream_t s) { return op.launch(set, s); }, sets, {}};
-  const SetLaunch producer = [=](int set, cudaStream_t s) {
-    return timing::launch_touch(arena + static_cast<std::size_t>(set) * stride, inputs, 0, sm_count,
-                                s);
-  };
-  std::unique_ptr<DeviceBuffer> weights, sink;  // context layer
-  switch (settings.context) {
-    case Context::back_to_back:
-      break;
-    case Context::cold: {
-      const Launch flush = l2_flush_launch(settings.l2_flush);
-      work.producer = [flush](int, cudaStream_t s) { return flush(s); };
-      break;
-    }
-    case Context::after_producer:
-      work.producer = producer;
-      break;
-    case Context::layer: {
-      // The previous operation of a layer: it streams its weights (read once, never written)
-      // and writes the case's inputs.
-      weights = std::make_unique<DeviceBuffer>(static_cast<std::size_t>(settings.layer_mib) << 20);
-      sink = std::make_unique<DeviceBuffer>(sizeof(std::uint32_t));
-      KVB_CUDA_CHECK(cudaMemsetAsync(weights->get(), 0, weights->bytes(), stream));
-      const void* w = weights->get();
-      const std::size_t bytes = weights->bytes();
-      auto* out = sink->as<std::uint32_t>();
-      work.producer = [=](int set, cudaStream_t s) {
-        // The weights hold zeros: their XOR is 0, never 1, so nothing is written.
-        const cudaError_t err = timing::launch_read_flush(w, bytes, 1, out, sm_count, s);
-        return err == cudaSuccess ? producer(set, s) : err;
-      };
-      break;
-    }
-  }
+  const ContextPredecessor before(
+      settings,
+      [=](int set) {
+        return std::pair<void*, std::size_t>(arena + static_cast<std::size_t>(set) * stride,
+                                             inputs);
+      },
+      sm_count, stream);
+  const Workload work{[&op](int set, cudaStream_t s) { return op.launch(set, s); }, sets,
+                      before.launch()};
   const Measurement m = measure(work, stream, settings);
   if (m.timer == Timer::cupti) {
     row.gap_us = m.gap_us;
