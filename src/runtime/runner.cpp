@@ -63,9 +63,10 @@ void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int s
     row.span_us = m.span_us;
     std::fprintf(stderr,
                  "kvbench: cupti: %s: launch %.3f us, gap before it %.3f us, replay span %.3f us, "
-                 "producer %.3f us (%zu replays, %zu incomplete, %zu invalid records)\n",
+                 "producer %.3f us, window by events %.3f us per launch (%zu replays, %zu "
+                 "incomplete, %zu invalid records)\n",
                  describe(row.c).c_str(), m.stats.median_us, m.gap_us, m.span_us, m.producer_us,
-                 m.replays, m.replays_incomplete, m.records_dropped);
+                 m.window_us, m.replays, m.replays_incomplete, m.records_dropped);
   }
   row.stats = m.stats;
   row.launches_per_sample = m.launches_per_sample;

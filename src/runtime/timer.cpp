@@ -220,7 +220,7 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
 
   const StopRule rule{s.min_samples, s.min_time_s, s.target_noise, s.timeout_s};
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> samples_us;
+  std::vector<double> samples_us, windows_us;  // windows_us: cupti, each window by events
   double timed_s = 0;
   std::size_t next_check = static_cast<std::size_t>(s.min_samples);
   while (true) {
@@ -228,6 +228,7 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
     if (cupti) {  // each launch's own duration is a sample
       replays.push_back(time_replay(cupti->take(), shape));
       for (const UnitTiming& u : replays.back().launches) samples_us.push_back(u.duration_us);
+      windows_us.push_back(1000.0 * ms / n);
     } else {
       samples_us.push_back(1000.0 * ms / n);
     }
@@ -257,6 +258,7 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
     m.replays = sum.replays;
     m.replays_incomplete = sum.incomplete;
     m.records_dropped = sum.dropped;
+    m.window_us = summarize(std::move(windows_us)).median_us;
   }
   KVB_CUDA_CHECK(timing::launch_clock_probe(
       mhz + timing::kMaxSmSlots, claimed + timing::kMaxSmSlots, kClockProbeNs, e.sm_count, stream));

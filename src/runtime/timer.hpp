@@ -54,6 +54,9 @@ struct Measurement {
   std::size_t replays = 0;  // replays timed
   std::size_t replays_incomplete = 0;  // of them, left out: their kernel records did not add up
   std::size_t records_dropped = 0;     // invalid kernel records (start 0, end before start)
+  // The same windows timed by events, per launch (median; producers included, nothing
+  // subtracted): against an event-timer run of the case, what collecting records costs.
+  double window_us = 0;
 };
 
 // Throws CudaError on a failed launch or CUDA call, and when the cupti timer gets no replay
