@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs on the GPU host: the timing-in-context proof (docs/measurement.md, "The CUPTI timer" and
+# "Contexts"). Binaries from $KVBENCH_BIN (default dist/bin, tools/remote/pack_gpu.sh); outputs
+# under $OUT_DIR (default results/context_proof), packed into $OUT_DIR/context_proof.tgz after
+# every stage. STAGES picks stages (default all), BUDGET_S (540) time-boxes the whole script.
+#   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test)
+#   xc      configs/studies/cupti.yaml by the event timer and by the cupti timer
+#   ncu     its three large cases under Nsight Compute (gpu__time_duration.sum)
+#   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
+#           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
+#   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer
+# The table last: tools/remote/context_table.py.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
+OUT_DIR=${OUT_DIR:-results/context_proof}
+STAGES=${STAGES:-tests xc ncu ctx ap}
+BUDGET_S=${BUDGET_S:-540}
+mkdir -p "$OUT_DIR"
+export KVBENCH_CACHE_DIR=$OUT_DIR/cache KVBENCH_SOURCE_DIR=$PWD KVBENCH_LIB=$BIN/libkvbench.so
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+PY=${PYTHON:-python3}
+KV=$BIN/kvbench
+want() { [[ " $STAGES " == *" $1 "* ]]; }
+pack() { tar -C "$OUT_DIR" --exclude=./cache --exclude=./context_proof.tgz -czf "$OUT_DIR/.p.tgz" . &&
+  mv "$OUT_DIR/.p.tgz" "$OUT_DIR/context_proof.tgz"; }
+st() {  # NAME SECONDS CMD...: time-boxed within BUDGET_S, output in OUT_DIR/NAME.log
+  local name=$1 secs=$2; shift 2
+  local left=$((BUDGET_S - SECONDS - 10))
+  if [ $left -lt 10 ]; then echo "$name: skipped (budget spent)"; return; fi
+  [ "$secs" -gt "$left" ] && secs=$left
+  local s=$SECONDS
+  timeout "$secs" "$@" >"$OUT_DIR/$name.log" 2>&1
+  echo "$name: rc=$? in $((SECONDS - s)) s: $(grep -v '^\s*$' "$OUT_DIR/$name.log" | tail -1 | cut -c1-160)"
+  pack
+}
+nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$OUT_DIR/gpu.txt"
+"$KV" --version | tee -a "$OUT_DIR/gpu.txt"
+
+if want tests; then
+  st test_gpu 200 "$BIN/test_gpu"
+  st test_cupti 60 "$BIN/test_cupti"
+  st test_planted_rotation 60 "$BIN/test_planted_gpu" --gtest_filter='*Rotat*'
+  grep -hE '^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]' "$OUT_DIR"/test_*.log | head -20
+fi
+XC=configs/studies/cupti.yaml
+if want xc; then
+  st xc_events 90 "$KV" run "$XC" --timer events -o "$OUT_DIR/xc_events.csv"
+  st xc_cupti 90 "$KV" run "$XC" --timer cupti -o "$OUT_DIR/xc_cupti.csv"
+fi
+if want ncu; then
+  for c in 0 1 2; do
+    st "ncu_$c" 90 ncu --clock-control none --cache-control none \
+      --kernel-name 'regex:^(concat_|cache_write_|mla_cache_)' --launch-skip 20 --launch-count 30 \
+      --metrics gpu__time_duration.sum --csv --page raw --print-units base \
+      "$KV" run "$XC" --case "$c" --timer events -o "$OUT_DIR/ncu_run_$c.csv"
+  done
+fi
+if want ctx; then
+  for ctx in back_to_back cold after_producer layer; do
+    st "ctx_$ctx" 120 "$PY" scripts/triton_baseline.py configs/studies/context.yaml \
+      --variants triton,seed_port,optimized --context "$ctx" --timer cupti -o "$OUT_DIR/$ctx.csv"
+  done
+  for ctx in back_to_back cold after_producer layer; do
+    st "bounds_$ctx" 60 "$KV" bounds "$OUT_DIR/$ctx.csv" --variant optimized \
+      -o "$OUT_DIR/bounds_$ctx.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
+  done
+fi
+if want ap; then
+  mapfile -t cases < <("$KV" list configs/perf.yaml --format csv |
+    awk -F, 'NR > 1 && $3 == "optimized" && $5 <= 128 && ($2 == "concat_and_cast_mha_k" || $2 == "reshape_and_cache_flash") { print "--case"; print $1 }')
+  st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml "${cases[@]}" \
+    --variants triton,optimized --context after_producer --timer cupti \
+    -o "$OUT_DIR/after_producer_perf.csv"
+fi
+"$PY" tools/remote/context_table.py "$OUT_DIR" | tee "$OUT_DIR/table.md"
+pack
