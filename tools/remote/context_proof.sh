@@ -38,7 +38,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$OU
 "$KV" --version | tee -a "$OUT_DIR/gpu.txt"
 
 if want tests; then
-  st test_gpu 200 "$BIN/test_gpu"
+  st test_gpu 150 "$BIN/test_gpu"
   st test_cupti 60 "$BIN/test_cupti"
   st test_planted_rotation 60 "$BIN/test_planted_gpu" --gtest_filter='*Rotat*'
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]' "$OUT_DIR"/test_*.log | head -20
