@@ -255,6 +255,11 @@ def timing_line(path, rows):
         how[-1] += f" (unrotated: a case under the{size} L2 runs hot in it)"
     if settings.get("hot_inputs") is True:
         how.append("hot inputs (caches cold)")
+    contexts, timers = _distinct(rows, "context"), _distinct(rows, "timer")
+    if contexts:
+        how.append(f"context {'/'.join(contexts)}")
+    if timers:
+        how.append(f"{'/'.join(timers)} timer")
     source = "" if meta else " (no sidecar: from the rows)"
     return f"{os.path.basename(path)}{source}: {device}, {commit}; {', '.join(how)}"
 
@@ -463,13 +468,20 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
     return path
 
 
+CONTEXT_ORDER = ("back_to_back", "cold", "after_producer", "layer")
+CONTEXT_STYLES = ("-", "--", ":", "-.")
+
+
 def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, out_dir=None,
                 output=None):
     """Per-layer cost of a step: median µs against num_tokens, one panel per shape, one line per
     variant (e.g. optimized from a rotated kvbench run, triton from triton_baseline.py --rotate on
-    the same config). The bottom lines say how each CSV was timed (61 sets: one DeepSeek-V3
+    the same config). Rows of several contexts (the `context` column, schema 3; one CSV per
+    context, say) give one line per variant and context: the colour says the variant, the line
+    style the context. The bottom lines say how each CSV was timed (61 sets: one DeepSeek-V3
     step, each layer writing its own cache). Returns the PNG's path."""
-    series = defaultdict(lambda: defaultdict(list))  # shape -> variant -> [(tokens, us, path, row)]
+    # shape -> (variant, context) -> [(tokens, us, path, row)]
+    series = defaultdict(lambda: defaultdict(list))
     shape_cols = shape_columns()
     for path in csv_paths:
         for row in read_rows(path):
@@ -478,26 +490,35 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
             us, tokens = number(row, "median_us", path), number(row, "num_tokens", path)
             if us is None or tokens is None or (max_tokens and tokens > max_tokens):
                 continue
-            series[tuple(row[c] for c in shape_cols)][row["variant"]].append(
-                (tokens, us, path, row))
-    shapes = {k: v for k, v in series.items() if len(v) == len(variants)}  # both sides present
+            series[tuple(row[c] for c in shape_cols)][(row["variant"], row.get("context") or "")
+                                                      ].append((tokens, us, path, row))
+    # Shapes timed for every variant (in some context).
+    shapes = {k: v for k, v in series.items() if {var for var, _ in v} == set(variants)}
     if not shapes:
         raise InputError(f"{', '.join(csv_paths)}: no shape timed for every one of "
                          f"{', '.join(variants)}")
+    contexts = sorted({ctx for v in shapes.values() for _, ctx in v},
+                      key=lambda c: (CONTEXT_ORDER.index(c) if c in CONTEXT_ORDER
+                                     else len(CONTEXT_ORDER), c))
+    styles = {c: CONTEXT_STYLES[i % len(CONTEXT_STYLES)] for i, c in enumerate(contexts)}
     n = len(shapes)
     fig, axes = grid_of_panels(n, height=3.2)
     colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(variants)}
     plotted = defaultdict(list)  # path -> rows drawn
-    for ax, (shape, per_variant) in zip(axes.flat, sorted(shapes.items())):
+    for ax, (shape, lines) in zip(axes.flat, sorted(shapes.items())):
         tokens, values = [], []
         for variant in variants:
-            points = sorted(per_variant[variant], key=lambda p: p[0])
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
-                    label=variant, color=colors[variant])
-            tokens += [p[0] for p in points]
-            values += [p[1] for p in points]
-            for p in points:
-                plotted[p[2]].append(p[3])
+            for ctx in contexts:
+                points = sorted(lines.get((variant, ctx), []), key=lambda p: p[0])
+                if not points:
+                    continue
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
+                        label=variant if len(contexts) == 1 else f"{variant}, {ctx or 'no context'}",
+                        color=colors[variant], linestyle=styles[ctx])
+                tokens += [p[0] for p in points]
+                values += [p[1] for p in points]
+                for p in points:
+                    plotted[p[2]].append(p[3])
         tokens_axis(ax, tokens)
         microseconds_axis(ax, values)
         ax.set_title(shape_label(shape), fontsize=8)
@@ -508,8 +529,9 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
     path = output_path(output) or out_path(out_dir, os.path.dirname(csv_paths[0]),
                                            f"{stem(csv_paths[0])}_decode.png")
     lines = [timing_line(p, plotted[p]) for p in csv_paths if plotted[p]]
-    finish(fig, axes, n, "per-layer µs of one step (median per launch)", lines,
-           *legend_entries(axes), path)
+    title = ("per-layer µs of one step (median per launch)" if len(contexts) == 1 else
+             "median µs per launch by variant (colour) and context (line style)")
+    finish(fig, axes, n, title, lines, *legend_entries(axes), path)
     return path
 
 

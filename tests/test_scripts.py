@@ -97,6 +97,23 @@ class Plot(unittest.TestCase):
             plot.plot_decode([os.path.join(DATA, "plot", "cuda.csv")], variants=("seed_port", "nope"),
                              out_dir=OUT)
 
+    def test_decode_plot_per_context(self):
+        # Rows of two contexts: one line per variant and context, shapes kept where every
+        # variant was timed in some context.
+        with open(os.path.join(DATA, "plot", "cuda.csv")) as f:
+            lines = f.read().splitlines()
+        paths = []
+        for ctx in ("back_to_back", "after_producer"):
+            path = os.path.join(OUT, f"ctx_{ctx}.csv")
+            with open(path, "w") as f:
+                f.write(lines[0] + ",context,timer\n")
+                f.writelines(line + f",{ctx},cupti\n" for line in lines[1:])
+            paths.append(path)
+        p = plot.plot_decode(paths, variants=("seed_port",), out_dir=OUT)
+        self.assertTrue(is_png(p))
+        self.assertIn("context after_producer, cupti timer",
+                      plot.timing_line(paths[1], plot.read_rows(paths[1])))
+
     def test_bad_input(self):
         with self.assertRaisesRegex(plot.InputError, r"schema5.csv:2: schema_version '5'"):
             plot.read_rows(os.path.join(DATA, "gate", "schema5.csv"))
