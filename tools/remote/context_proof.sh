@@ -9,20 +9,22 @@
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
 #           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
 #   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer
+#   sass    SASS instructions per kernel (cuobjdump): kvbench's decode-path kernels, and the
+#           seed's Triton kernels compiled by the stages before (their cubins in TRITON_CACHE_DIR)
 # The table last: tools/remote/context_table.py.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
 OUT_DIR=${OUT_DIR:-results/context_proof}
-STAGES=${STAGES:-tests xc ncu ctx ap}
+STAGES=${STAGES:-tests xc ncu ctx ap sass}
 BUDGET_S=${BUDGET_S:-540}
 mkdir -p "$OUT_DIR"
 export KVBENCH_CACHE_DIR=$OUT_DIR/cache KVBENCH_SOURCE_DIR=$PWD KVBENCH_LIB=$BIN/libkvbench.so
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} TRITON_CACHE_DIR=$OUT_DIR/triton_cache
 PY=${PYTHON:-python3}
 KV=$BIN/kvbench
 want() { [[ " $STAGES " == *" $1 "* ]]; }
-pack() { tar -C "$OUT_DIR" --exclude=./cache --exclude=./context_proof.tgz -czf "$OUT_DIR/.p.tgz" . &&
+pack() { tar -C "$OUT_DIR" --exclude=./cache --exclude=./triton_cache --exclude=./context_proof.tgz -czf "$OUT_DIR/.p.tgz" . &&
   mv "$OUT_DIR/.p.tgz" "$OUT_DIR/context_proof.tgz"; }
 st() {  # NAME SECONDS CMD...: time-boxed within BUDGET_S, output in OUT_DIR/NAME.log
   local name=$1 secs=$2; shift 2
@@ -72,6 +74,14 @@ if want ap; then
   st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml "${cases[@]}" \
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
+fi
+if want sass; then  # instructions per function: lines holding an opcode, /*0000*/ offsets
+  count() { cuobjdump -sass "$1" 2>/dev/null | awk '/Function :/ { if (f) print n, f; f = $3; n = 0 }
+    /\/\*[0-9a-f]{4}\*\// { n++ } END { if (f) print n, f }'; }
+  { count "$BIN/libkvbench.so" | grep -E 'concat_|cache_write_|mla_cache_' | sort -k2 | c++filt
+    for f in $(find "$OUT_DIR/triton_cache" -name '*.cubin' 2>/dev/null); do count "$f"; done
+  } >"$OUT_DIR/sass_counts.txt"
+  echo "sass: $(wc -l <"$OUT_DIR/sass_counts.txt") functions"
 fi
 "$PY" tools/remote/context_table.py "$OUT_DIR" | tee "$OUT_DIR/table.md"
 pack
