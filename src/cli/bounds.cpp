@@ -100,7 +100,7 @@ int cmd_bounds(const std::string& results_path, const std::string& output, std::
 Command add_bounds(CLI::App& app) {
   struct Args {
     std::string input, output, variant, seed;
-    std::int64_t max_tokens = std::int64_t{1} << 40;
+    std::int64_t max_tokens = kAllTokens;
     Overrides overrides;
   };
   auto a = std::make_shared<Args>();
@@ -110,10 +110,7 @@ Command add_bounds(CLI::App& app) {
       "reference, which kernels can beat (not a lower bound)");
   bounds->add_option("results", a->input, "Result CSV of `kvbench run`")->required();
   bounds->add_option("-o,--output", a->output, "CSV to write")->required()->check(non_empty());
-  bounds
-      ->add_option("--max-tokens", a->max_tokens,
-                   "Only cases with num_tokens up to this (default: all)")
-      ->transform(integer_in(1, std::uint64_t{1} << 40));
+  add_max_tokens_flag(bounds, a->max_tokens);
   bounds->add_option("--variant", a->variant, "Only rows of this variant (e.g. optimized)")
       ->check(non_empty());
   bounds->add_option(

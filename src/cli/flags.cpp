@@ -135,6 +135,12 @@ void add_rotation_flags(CLI::App* cmd, Overrides& o) {
                 "in L2, caches cold (settings.hot_inputs)");
 }
 
+void add_max_tokens_flag(CLI::App* cmd, std::int64_t& max_tokens) {
+  cmd->add_option("--max-tokens", max_tokens,
+                  "Only cases with num_tokens up to this (default: all; numbers unchanged)")
+      ->transform(integer_in(1, static_cast<std::uint64_t>(kAllTokens)));
+}
+
 void add_timer_flag(CLI::App* cmd, Overrides& o) {
   std::vector<std::string> names;
   for (Timer t : all_values<Timer>()) names.emplace_back(to_string(t));

@@ -47,6 +47,11 @@ void add_rotation_flags(CLI::App* cmd, Overrides& o);
 // --timer, --context and --layer-mib (settings.timer, .context, .layer_mib), on `run`.
 void add_timer_flag(CLI::App* cmd, Overrides& o);
 
+// --max-tokens N on `list`, `run` and `bounds`: only the cases (rows) with num_tokens <= N, their
+// numbers unchanged. kAllTokens (the default) keeps every case.
+inline constexpr std::int64_t kAllTokens = std::int64_t{1} << 40;
+void add_max_tokens_flag(CLI::App* cmd, std::int64_t& max_tokens);
+
 // The regression gate's flags, shared by `compare` and `run --baseline`.
 struct GateFlags {
   std::string baseline;

@@ -40,8 +40,9 @@ struct ListPlan {
 
 // `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
 // `max_cases`: the expanded case count past which the config is refused (--max-cases).
+// `max_tokens`: only cases with num_tokens up to it (--max-tokens), numbered as in the sweep.
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
-             const std::string& shard, std::uint64_t max_cases,
+             const std::string& shard, std::uint64_t max_cases, std::int64_t max_tokens,
              const std::vector<std::string>& plugins, const std::vector<std::string>& variants) {
   if (!plugins.empty()) load_plugin_variants(plugins);  // the config may name their variants
   Config config = load_config(config_path, max_cases);
@@ -49,6 +50,9 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
   // --shard: the cases of that shard only, numbered as in the whole sweep.
   Shard s;
   if (!shard.empty()) s = parse_shard(shard, [](const char* name) { return std::getenv(name); });
+  const auto listed = [&](std::size_t i) {
+    return s.holds(i) && config.cases[i].num_tokens <= max_tokens;
+  };
   kernels::DeviceProps storage;
   const kernels::DeviceProps* device =
       plan.show ? &plan_device(plan.device_profile, storage) : nullptr;
@@ -58,7 +62,7 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
     // The case columns of the result CSV, so scripts can run the same cases elsewhere.
     std::cout << "case," << join_csv(case_columns()) << (device ? ",plan" : "") << '\n';
     for (std::size_t i = 0; i < config.cases.size(); ++i) {
-      if (!s.holds(i)) continue;
+      if (!listed(i)) continue;
       std::vector<std::string> fields = case_fields(config.cases[i]);
       if (device) fields.push_back(plan_of(config.cases[i]));
       std::cout << i << ',' << join_csv(fields) << '\n';
@@ -68,7 +72,7 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
       std::cout << "# launch plans on " << device->name << ": " << device->sm_count << " SMs, L2 "
                 << device->l2_bytes / (1 << 20) << " MiB\n";
     for (std::size_t i = 0; i < config.cases.size(); ++i) {
-      if (!s.holds(i)) continue;
+      if (!listed(i)) continue;
       std::cout << i << ' ' << describe(config.cases[i]);
       if (device) std::cout << " | " << plan_of(config.cases[i]);
       std::cout << '\n';
@@ -84,6 +88,7 @@ Command add_list(CLI::App& app) {
   struct Args {
     std::string config_path, format = "text", shard;
     std::uint64_t max_cases = kDefaultMaxCases;
+    std::int64_t max_tokens = kAllTokens;
     ListPlan plan;
     std::vector<std::string> plugins, variants;
   };
@@ -103,10 +108,11 @@ Command add_list(CLI::App& app) {
       ->check(non_empty());
   list->add_option("--shard", a->shard, "Only shard I of N (I/N), or `slurm`; numbers unchanged")
       ->check(non_empty());
+  add_max_tokens_flag(list, a->max_tokens);
   add_plugin_flags(list, a->plugins, a->variants);
   return {list, [a] {
-            return cmd_list(a->config_path, a->format, a->plan, a->shard, a->max_cases, a->plugins,
-                            a->variants);
+            return cmd_list(a->config_path, a->format, a->plan, a->shard, a->max_cases,
+                            a->max_tokens, a->plugins, a->variants);
           }};
 }
 

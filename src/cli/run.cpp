@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -54,9 +55,10 @@ struct RunArgs {
   bool resume = false;             // --resume: append the cases missing from the output
   double case_timeout_s = 900;     // --case-timeout: a worker silent this long is killed
   std::uint64_t max_cases = kDefaultMaxCases;
-  std::vector<std::string> plugins;   // --plugin, in order
-  std::string plugins_json;           // what was loaded (cli/plugins.hpp); empty: none
-  std::vector<std::string> variants;  // --variants; empty: the config's
+  std::vector<std::string> plugins;      // --plugin, in order
+  std::string plugins_json;              // what was loaded (cli/plugins.hpp); empty: none
+  std::vector<std::string> variants;     // --variants; empty: the config's
+  std::int64_t max_tokens = kAllTokens;  // --max-tokens: only cases with num_tokens up to it
 };
 
 std::string default_output(const std::string& config) {
@@ -400,6 +402,17 @@ int cmd_run(RunArgs args) {
   if (args.output.empty()) args.output = default_output(args.config_path);
   const std::optional<ResultTable> baseline = check_outputs_and_baseline(args);
   std::vector<std::size_t> indices = selected_cases(config, args.config_path, args.cases);
+  if (args.max_tokens < kAllTokens) {
+    indices.erase(
+        std::remove_if(indices.begin(), indices.end(),
+                       [&](std::size_t i) { return config.cases[i].num_tokens > args.max_tokens; }),
+        indices.end());
+    if (indices.empty())
+      throw std::invalid_argument("--max-tokens " + std::to_string(args.max_tokens) +
+                                  ": no selected case of " + args.config_path +
+                                  " has num_tokens up to it");
+    args.cases = indices;  // the sidecar's selected_cases: what --case and --max-tokens select
+  }
   Shard shard;
   if (!args.shard.empty()) {
     shard = parse_shard(args.shard, [](const char* name) { return std::getenv(name); });
@@ -448,6 +461,7 @@ Command add_run(CLI::App& app) {
   run->add_option("--case", a->cases,
                   "Run only these cases (numbers as `kvbench list` prints them)")
       ->transform(integer_in(0, SIZE_MAX));
+  add_max_tokens_flag(run, a->max_tokens);
   add_timing_flags(run, a->overrides);
   add_rotation_flags(run, a->overrides);
   add_timer_flag(run, a->overrides);
