@@ -69,9 +69,7 @@ if want ctx; then
   done
 fi
 if want ap; then
-  mapfile -t cases < <("$KV" list configs/perf.yaml --format csv |
-    awk -F, 'NR > 1 && $3 == "optimized" && $5 <= 128 && ($2 == "concat_and_cast_mha_k" || $2 == "reshape_and_cache_flash") { print "--case"; print $1 }')
-  st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml "${cases[@]}" \
+  st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml --max-tokens 128 \
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
 fi
