@@ -522,6 +522,34 @@ PERF_REPORT = os.path.join(ROOT, "scripts", "perf_report.py")
 PERF_TARGETS = os.path.join(ROOT, "tools", "perf_targets.py")
 
 
+class ContextTargets(unittest.TestCase):
+    """tools/perf_targets.py on a run after a producer that holds both variants: the in-context
+    targets only, their figures those of the CSV."""
+
+    CSV = os.path.join(ROOT, "results", "h100", "context", "after_producer_cupti.csv")
+
+    def test_triton_in_the_same_context(self):
+        done = subprocess.run([sys.executable, PERF_TARGETS, self.CSV, "--triton", self.CSV],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(self.CSV, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["status"] == "passed"]
+        key = lambda r: tuple(r[c] for c in r if c in (
+            "kernel", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim", "block_size",
+            "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved", "strides", "slots"))
+        tri = {key(r): float(r["median_us"]) for r in rows if r["variant"] == "triton"}
+        ratios = [tri[key(r)] / float(r["median_us"]) for r in rows
+                  if r["variant"] == "optimized" and key(r) in tri and int(r["num_tokens"]) <= 128]
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        faster, ties = sum(x > 1 for x in ratios), sum(x == 1 for x in ratios)
+        out = done.stdout
+        self.assertIn(f"| faster than the seed's Triton | {faster}/{len(ratios)} hold ({ties} tie) |",
+                      out)
+        self.assertIn(f"| geometric mean over the seed's Triton at least 1.5x | {len(ratios)} cases "
+                      f"| | {geo:.3f}x | {'yes' if geo >= 1.5 else 'no'} |", out)
+        self.assertNotIn("launch floor (", out)  # no unrotated targets for a run in context
+
+
 class PerfReport(unittest.TestCase):
     """scripts/perf_report.py and tools/perf_targets.py on the committed H200 perf run: their
     tables carry the CSV's numbers."""

@@ -15,6 +15,12 @@ Unrotated targets, on a run of both variants:
   bytes, each judged against that run's own launch floor + 0.5 µs;
 - --peers: T <= 128 at or below the best peer (PEERS below);
 - `optimized` never slower than `seed_port`.
+A run in the after_producer context (the sidecar's settings.context; a kernel writes the case's
+inputs right before each launch, as in a decode step) is judged on its T <= 128 cases only, with
+--triton (the seed's Triton in the same context; the run's own CSV when it holds both variants):
+faster than Triton on every case (a tie at the timer's step is not faster), by 1.5x in geometric
+mean, and with --bounds (`kvbench bounds` of the run, timed in the same context) within 0.3 µs of
+its plain-move reference.
 A rotated run (the sidecar's settings.rotate other than 1) is judged per case only. Per case of
 `optimized`, with --bounds (its `bound_us`, the plain-move reference: the fastest plain kernel
 kvbench tries for the case's bytes, which kernels can beat), --triton (a triton_baseline.py CSV
@@ -52,6 +58,10 @@ FLOOR_MARGIN_US = 0.5
 PLAIN_MOVE_PCT = 97.0
 TRITON_GEOMEAN = 1.25
 PREVIOUS_BAND = 1.05
+# After a producer, T <= 128 (docs/dev/targets.md).
+CONTEXT_MAX_TOKENS = 128
+CONTEXT_TRITON_GEOMEAN = 1.5
+CONTEXT_PLAIN_MOVE_US = 0.3
 
 
 def peer_key(r):
@@ -195,6 +205,34 @@ def per_case_targets(compared, l2, previous_given):
                   "0 cases matched | | | |")
 
 
+def context_targets(compared):
+    """T <= 128 after a producer: each case against the seed's Triton and its plain-move reference,
+    both timed in the same context."""
+    shape_name = pr.shape_name
+    compared = [c for c in compared if int(c[0]["num_tokens"]) <= CONTEXT_MAX_TOKENS]
+    speedup = [(t / us, r) for r, us, _, t, _, _ in compared if t]
+    over = [(us - b, r) for r, us, b, _, _, _ in compared if b]
+    print(f"\n| target (optimized after a producer, T ≤ {CONTEXT_MAX_TOKENS}) | cases | worst case | "
+          "value | holds |")
+    print("|---|---|---|---|---|")
+    if speedup:
+        w, r = min(speedup, key=lambda x: x[0])
+        ok = sum(x > 1.0 for x, _ in speedup)
+        ties = sum(x == 1.0 for x, _ in speedup)
+        g = pr.geomean([x for x, _ in speedup])
+        print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold ({ties} tie) | "
+              f"{shape_name(r)} T={r['num_tokens']} | {w:.2f}x | "
+              f"{'yes' if ok == len(speedup) else 'no'} |")
+        print(f"| geometric mean over the seed's Triton at least {CONTEXT_TRITON_GEOMEAN}x | "
+              f"{len(speedup)} cases | | {g:.3f}x | {'yes' if g >= CONTEXT_TRITON_GEOMEAN else 'no'} |")
+    if over:
+        w, r = max(over, key=lambda x: x[0])
+        ok = sum(x <= CONTEXT_PLAIN_MOVE_US for x, _ in over)
+        print(f"| within {CONTEXT_PLAIN_MOVE_US} µs of its plain-move reference | {ok}/{len(over)} "
+              f"hold | {shape_name(r)} T={r['num_tokens']} | {w:+.3f} µs | "
+              f"{'yes' if ok == len(over) else 'no'} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
@@ -211,8 +249,13 @@ def main():
     opt = [r for r in rows if r["variant"] == "optimized" and r["status"] == "passed"]
     small = [r for r in opt if int(r["num_tokens"]) <= 128]
     bounds = pr.read_bounds(args.bounds) if args.bounds else None
+    settings = meta.get("settings", {})
+    if settings.get("context") == "after_producer":
+        triton = pr.read_rows(args.triton, "triton") if args.triton else None
+        context_targets(pr.compare(opt, bounds, triton, None))
+        return 0
     # The unrotated targets judge an unrotated run; a rotated one is judged per case only.
-    rotate = meta.get("settings", {}).get("rotate", 1)
+    rotate = settings.get("rotate", 1)
     if rotate in (None, 1, "1"):
         unrotated_targets(rows, opt, small, l2, floor, peak, args.peers)
         if floor and peak and small:
