@@ -522,6 +522,27 @@ PERF_REPORT = os.path.join(ROOT, "scripts", "perf_report.py")
 PERF_TARGETS = os.path.join(ROOT, "tools", "perf_targets.py")
 
 
+class SassSize(unittest.TestCase):
+    """tools/sass_size.py on the built library: its kernels, 16 bytes an instruction."""
+
+    def test_kernels_of_the_library(self):
+        lib = os.path.join(os.path.dirname(KVBENCH), "libkvbench.so")
+        tool = os.path.join(ROOT, "tools", "sass_size.py")
+        done = subprocess.run([sys.executable, tool, lib, "--match", r"empty_kernel\(\)"],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(len(lines), 1, done.stdout)
+        size, _, instr = lines[0].split()[:3]
+        self.assertEqual(int(size) // 16, int(instr))
+        self.assertGreater(int(instr), 0)
+        self.assertIn("sm_", lines[0])
+        done = subprocess.run([sys.executable, tool, lib, "--match", "no_such_kernel"],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("no kernel matching 'no_such_kernel'", done.stderr)
+
+
 class ContextTargets(unittest.TestCase):
     """tools/perf_targets.py on a run after a producer that holds both variants: the in-context
     targets only, their figures those of the CSV."""

@@ -9,8 +9,8 @@
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
 #           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
 #   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer
-#   sass    SASS instructions per kernel (cuobjdump): kvbench's decode-path kernels, and the
-#           seed's Triton kernels compiled by the stages before (their cubins in TRITON_CACHE_DIR)
+#   sass    code size of the seed's Triton kernels compiled by the stages before (their cubins in
+#           TRITON_CACHE_DIR; tools/sass_size.py, which reads kvbench's own kernels anywhere)
 # The table last: tools/remote/context_table.py.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -73,13 +73,12 @@ if want ap; then
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
 fi
-if want sass; then  # instructions per function: lines holding an opcode, /*0000*/ offsets
-  count() { cuobjdump -sass "$1" 2>/dev/null | awk '/Function :/ { if (f) print n, f; f = $3; n = 0 }
-    /\/\*[0-9a-f]{4}\*\// { n++ } END { if (f) print n, f }'; }
-  { count "$BIN/libkvbench.so" | grep -E 'concat_|cache_write_|mla_cache_' | sort -k2 | c++filt
-    for f in $(find "$OUT_DIR/triton_cache" -name '*.cubin' 2>/dev/null); do count "$f"; done
-  } >"$OUT_DIR/sass_counts.txt"
-  echo "sass: $(wc -l <"$OUT_DIR/sass_counts.txt") functions"
+if want sass; then  # the seed's Triton kernels as compiled by the stages before (their cubins)
+  mapfile -t cubins < <(find "$OUT_DIR/triton_cache" -name '*.cubin' 2>/dev/null)
+  if [ ${#cubins[@]} -gt 0 ]; then
+    python3 tools/sass_size.py "${cubins[@]}" >"$OUT_DIR/sass_triton.txt"
+    echo "sass: $(wc -l <"$OUT_DIR/sass_triton.txt") Triton kernels"; cat "$OUT_DIR/sass_triton.txt"
+  fi
 fi
 "$PY" tools/remote/context_table.py "$OUT_DIR" | tee "$OUT_DIR/table.md"
 pack
