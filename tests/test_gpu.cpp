@@ -670,7 +670,9 @@ TEST_F(Gpu, BoundsAreTimedInTheRowsContext) {
   const std::vector<BoundRow> rows = bounds_of(ResultTable{"t.csv", {r}}, 128, s);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].timer, Timer::cupti);
-  EXPECT_GT(rows[0].move_floor_us, 0.0);  // the floor's own kernel: never 0
+  EXPECT_GT(rows[0].move_floor_us, 0.0);            // the floor's own kernel: never 0
+  EXPECT_NE(rows[0].write_floor_method, "memset");  // a memset node: no kernel record
+  EXPECT_GT(rows[0].write_floor_us, 0.0);
   EXPECT_GT(rows[0].scatter_floor_us, 0.0);
 }
 

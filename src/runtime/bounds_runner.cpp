@@ -63,7 +63,7 @@ RunSettings timed_as(const RunSettings& s, const BoundCase& c) {
   RunSettings r = s;
   r.context = c.context;
   r.hot_inputs = c.context == Context::after_producer;
-  r.timer = c.timer;
+  r.timer = s.mode == TimingMode::graph ? c.timer : Timer::events;  // cupti: graph mode only
   return r;
 }
 
@@ -94,10 +94,12 @@ std::pair<Best, Best> split_floors(std::int64_t read, std::int64_t write, int se
       for (int k : kPerThread) shapes.push_back({k, threads});
   }
   if (with_write && w > 0) {
-    write_best.consider(
-        time_sets([&](int set, cudaStream_t x) { return cudaMemsetAsync(d + set * wb, 0, w, x); },
-                  sets, inputs, st, s),
-        "memset");
+    // cudaMemsetAsync is a memset node, not a kernel: CUPTI's kernel records cannot time it.
+    if (s.timer != Timer::cupti)
+      write_best.consider(
+          time_sets([&](int set, cudaStream_t x) { return cudaMemsetAsync(d + set * wb, 0, w, x); },
+                    sets, inputs, st, s),
+          "memset");
     for (BoundShape shape : shapes)
       write_best.consider(
           time_sets(
@@ -253,7 +255,7 @@ std::size_t measure_bounds(const ResultTable& results, std::int64_t max_tokens,
     b.move_floor_method = move_best.method;
     b.buffer_sets = c.buffer_sets;
     b.context = c.context;
-    b.timer = c.timer;
+    b.timer = timed_as(s, c).timer;
     if (const auto shape = operation(c.c.kernel).scatter_shape(c.c)) {
       const auto key = scatter_key(c);
       auto sc = scatters.find(key);
