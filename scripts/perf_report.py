@@ -12,10 +12,10 @@ optimized,slot_order for results/h200/slot_order.csv; a CSV of one variant gets 
 
 With --bounds, --triton or --previous, each `optimized` case (docs/measurement.md, "Rotated
 buffers") is set against:
-- its plain-move reference (`bound_us` of a `kvbench bounds` CSV of this run: the fastest plain
-  kernel kvbench tries that moves its bytes, contiguously or, for the cache write, scattered to
-  its slots; CSVs of earlier builds give the scatter alone for the cache write; not a lower
-  bound, kernels beat it): that µs / its µs,
+- its plain-move reference (`plain_move_us` of a `kvbench bounds` CSV of this run, `bound_us` in
+  CSVs of earlier builds: the fastest plain kernel kvbench tries that moves its bytes,
+  contiguously or, for the cache write, scattered to its slots; earlier builds give the scatter
+  alone for the cache write; not a lower bound, kernels beat it): that µs / its µs,
   `% of plain move`;
 - the seed's Triton (the `triton` row of the same case in a triton_baseline.py CSV of the same
   config, timed the same way): Triton µs / its µs;
@@ -196,7 +196,7 @@ def compare(opt, bounds, triton, previous):
         key = tuple(r[c] for c in key_columns)
         b = bounds.get(key) if bounds is not None else None
         out.append((r, float(r["median_us"]),
-                    float(b["bound_us"]) if b and b.get("bound_us") else None,
+                    plain_move_us(b),
                     tri.get(tuple(r[c] for c in key_columns if c != "variant")),
                     prev.get(key), b))
     return out
@@ -205,7 +205,7 @@ def compare(opt, bounds, triton, previous):
 def case_table(compared, bounds, triton, previous):
     """Every case: its µs, then the comparisons given."""
     head = "| case | T | sets | µs |"
-    # Bounds CSVs older than `bound_us` (the plain-move reference) give their floors alone.
+    # Bounds CSVs older than `bound_us` (now `plain_move_us`) give their floors alone.
     with_bound = bounds is not None and any(c[2] for c in compared)
     head += " write floor µs | move floor µs |" if bounds is not None else ""
     head += " plain move µs | % of plain move |" if with_bound else ""
@@ -271,6 +271,13 @@ def summary(compared, bounds, triton, previous):
                                    if len(v) != len(cs)]
         cells = [spread(v, col[2]) for v, col in zip(values, columns)]
         print("| " + " | ".join([str(t), ", ".join(counts), f"{min(us):.2f}–{max(us):.2f}"] + cells) + " |")
+
+
+def plain_move_us(b):
+    """A bounds row's plain-move reference: `plain_move_us`, or `bound_us` in CSVs of earlier
+    builds; None when it has neither (CSVs older still give their floors alone)."""
+    v = (b.get("plain_move_us") or b.get("bound_us")) if b else None
+    return float(v) if v else None
 
 
 def read_bounds(path):

@@ -187,7 +187,8 @@ TEST(Bounds, TheReferenceIsTheFasterOfTheMoveAndTheScatter) {
   r.scatter_floor_us = 9;
   r.axes.assign(kKeyColumnCount, "x");
   const std::string line = bounds_line(r);
-  EXPECT_NE(line.find(",9.0000,90.0000"), std::string::npos) << line;  // bound_us, pct_of_bound
+  EXPECT_NE(line.find(",9.0000,90.0000"), std::string::npos)
+      << line;  // plain_move_us, pct_of_plain_move
 }
 
 // Whether a case's bound is a scatter is its operation's to say: the cache write's is, each token's

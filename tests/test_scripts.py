@@ -768,11 +768,12 @@ class PerfReportPerCase(unittest.TestCase):
                for r in opt]
         triton = self.write("per_case_triton.csv", header, tri)
         # Bounds at 98% of each case's time, one at 90%.
+        # This build's column name; test_a_miss_never_prints_as_the_target keeps the earlier one.
         bheader = KEY_COLUMNS + ["median_us", "launch_floor_us", "write_floor_us", "move_floor_us",
-                                 "bound_us"]
+                                 "plain_move_us"]
         brows = [dict({c: r[c] for c in KEY_COLUMNS}, median_us=r["median_us"], launch_floor_us="0.6",
                       write_floor_us="", move_floor_us="1",
-                      bound_us=f"{float(r['median_us']) * (0.9 if r is opt[3] else 0.98):.6f}")
+                      plain_move_us=f"{float(r['median_us']) * (0.9 if r is opt[3] else 0.98):.6f}")
                  for r in opt]
         bounds = self.write("per_case_bounds.csv", bheader, brows)
         out = self.run_report("--bounds", bounds, "--triton", triton, "--previous", self.CSV,

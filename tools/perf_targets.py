@@ -22,7 +22,7 @@ faster than Triton on every case (a tie at the timer's step is not faster), by 1
 mean, and with --bounds (`kvbench bounds` of the run, timed in the same context) within 0.3 µs of
 its plain-move reference.
 A rotated run (the sidecar's settings.rotate other than 1) is judged per case only. Per case of
-`optimized`, with --bounds (its `bound_us`, the plain-move reference: the fastest plain kernel
+`optimized`, with --bounds (its `plain_move_us`, the plain-move reference: the fastest plain kernel
 kvbench tries for the case's bytes, which kernels can beat), --triton (a triton_baseline.py CSV
 of the same cases) or --previous (a committed run): at least 97% of its plain-move reference;
 faster than the seed's Triton on every case and by 1.25x in geometric mean; large cases `same` or

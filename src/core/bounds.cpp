@@ -89,7 +89,7 @@ std::string bounds_header() {
                         "device",           "device_uuid",
                         "git_sha",          "buffer_sets",
                         "scatter_floor_us", "scatter_floor_method",
-                        "bound_us",         "pct_of_bound",
+                        "plain_move_us",    "pct_of_plain_move",
                         "context",          "timer"})
     cols.emplace_back(c);
   return join_csv(cols);

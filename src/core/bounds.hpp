@@ -56,10 +56,11 @@ struct BoundRow {
   Timer timer = Timer::events;
 };
 
-// The case's plain-move reference (`bound_us`, a column name kept for the scripts that read it):
+// The case's plain-move reference (`plain_move_us`; `bound_us` in CSVs of earlier builds):
 // the fastest plain kernel timed that moves the case's bytes, the contiguous move or, for the
 // cache write, the scatter of its rows to its slots (concat's output is K, contiguous per token).
-// Kernels can beat it: a reference, not a lower bound. It / median_us is the row's pct_of_bound.
+// Kernels can beat it: a reference, not a lower bound. It / median_us is the row's
+// pct_of_plain_move.
 double bound_of(const BoundRow& r);
 
 std::string bounds_header();

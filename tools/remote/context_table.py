@@ -127,7 +127,7 @@ def contexts(d):
                 table.setdefault(key(r), {})[(ctx, r["variant"])] = float(r["median_us"])
                 table[key(r)]["name"] = f"{shape(r)} T={r['num_tokens']}"
         for b in rows(os.path.join(d, f"bounds_{ctx}.csv")):
-            bounds.setdefault(key(b), {})[ctx] = float(b["bound_us"])
+            bounds.setdefault(key(b), {})[ctx] = float(b["plain_move_us"])
     if not table:
         return
     print("## configs/studies/context.yaml, cupti timer: median µs (triton / seed_port / "
