@@ -561,6 +561,21 @@ TEST_F(Gpu, BoundKernelsWriteTheirWordsAndNoMore) {
             cudaErrorInvalidValue);
 }
 
+// A passed, timed row of `kernel` (bf16, H=8, D or NOPE 128, NHD) at `tokens`, for the bounds.
+ResultRow bound_row(const std::string& kernel, const std::string& tokens, std::int64_t bytes,
+                    std::int64_t written, Timing timing = Timing{1.0, 0.9, 1.1}) {
+  ResultRow r;
+  r.axes = {
+      kernel,       "optimized", "s",    tokens, "8",    "128",   kernel[0] == 'c' ? "64" : "0",
+      "16",         "bf16",      "bf16", "nhd",  "none", "false", "false",
+      "contiguous", "random"};
+  r.status = Status::passed;
+  r.timing = timing;
+  r.written_tokens = written;
+  r.bytes = bytes;
+  return r;
+}
+
 // measure_bounds' rows, in the order it hands them over (as each case's floors are timed).
 std::vector<BoundRow> bounds_of(const ResultTable& t, std::int64_t max_tokens,
                                 const RunSettings& s) {
@@ -573,28 +588,7 @@ std::vector<BoundRow> bounds_of(const ResultTable& t, std::int64_t max_tokens,
 
 TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
   const auto row = [](const std::string& tokens, std::int64_t bytes) {
-    ResultRow r;
-    r.axes = {"reshape_and_cache_flash",
-              "optimized",
-              "s",
-              tokens,
-              "8",
-              "128",
-              "0",
-              "16",
-              "bf16",
-              "bf16",
-              "nhd",
-              "none",
-              "false",
-              "false",
-              "contiguous",
-              "random"};
-    r.status = Status::passed;
-    r.timing = Timing{1.0, 0.9, 1.1};
-    r.written_tokens = std::stoll(tokens);
-    r.bytes = bytes;
-    return r;
+    return bound_row("reshape_and_cache_flash", tokens, bytes, std::stoll(tokens));
   };
   const std::int64_t per_token = 8 + 2 * 8 * 128 * 4;
   ResultTable t{"t.csv",
@@ -629,27 +623,7 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
 // timed on its own by CUPTI (that part skipped, like the cupti timer's tests, where CUPTI cannot
 // be loaded).
 TEST_F(Gpu, BoundsAreTimedInTheRowsContext) {
-  ResultRow r;
-  r.axes = {"reshape_and_cache_flash",
-            "optimized",
-            "s",
-            "16",
-            "8",
-            "128",
-            "0",
-            "16",
-            "bf16",
-            "bf16",
-            "nhd",
-            "none",
-            "false",
-            "false",
-            "contiguous",
-            "random"};
-  r.status = Status::passed;
-  r.timing = Timing{1.0, 0.9, 1.1};
-  r.written_tokens = 16;
-  r.bytes = 16 * (8 + 2 * 8 * 128 * 2);
+  ResultRow r = bound_row("reshape_and_cache_flash", "16", 16 * (8 + 2 * 8 * 128 * 2), 16);
   RunSettings s;
   s.warmup = 1;
   s.min_samples = 2;
@@ -681,15 +655,7 @@ TEST_F(Gpu, BoundsAreTimedInTheRowsContext) {
 TEST_F(Gpu, BoundsCoverEverySizeRotated) {
   const auto row = [](const std::string& kernel, const std::string& tokens, std::int64_t bytes,
                       std::int64_t written) {
-    ResultRow r;
-    r.axes = {
-        kernel,       "optimized", "s",    tokens, "8",    "128",   kernel[0] == 'c' ? "64" : "0",
-        "16",         "bf16",      "bf16", "nhd",  "none", "false", "false",
-        "contiguous", "random"};
-    r.status = Status::passed;
-    r.timing = Timing{5.0, 4.9, 5.1};
-    r.written_tokens = written;
-    r.bytes = bytes;
+    ResultRow r = bound_row(kernel, tokens, bytes, written, Timing{5.0, 4.9, 5.1});
     r.buffer_sets = 3;
     return r;
   };

@@ -169,6 +169,19 @@ def floor_misses(opt, small, floor, peak, bounds=None):
               f"fastest move of their bytes does.")
 
 
+def triton_targets(speedup, geomean_target, ties=False):
+    """The two rows against the seed's Triton: faster on every case (a tie is not; `ties` counts
+    them), and the geometric mean of Triton's time over optimized's at least `geomean_target`."""
+    w, r = min(speedup, key=lambda x: x[0])
+    ok = sum(x > 1.0 for x, _ in speedup)
+    tied = f" ({sum(x == 1.0 for x, _ in speedup)} tie)" if ties else ""
+    g = pr.geomean([x for x, _ in speedup])
+    print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold{tied} | {pr.shape_name(r)} "
+          f"T={r['num_tokens']} | {w:.2f}x | {'yes' if ok == len(speedup) else 'no'} |")
+    print(f"| geometric mean over the seed's Triton at least {geomean_target}x | "
+          f"{len(speedup)} cases | | {g:.3f}x | {'yes' if g >= geomean_target else 'no'} |")
+
+
 def per_case_targets(compared, l2, previous_given):
     """Each optimized case against its plain-move reference, the seed's Triton and the previous
     run."""
@@ -185,13 +198,7 @@ def per_case_targets(compared, l2, previous_given):
               f"{shape_name(r)} T={r['num_tokens']} | {pr.against(w, PLAIN_MOVE_PCT)} | "
               f"{'yes' if ok == len(pct) else 'no'} |")
     if speedup:
-        w, r = min(speedup, key=lambda x: x[0])
-        ok = sum(x > 1.0 for x, _ in speedup)
-        g = pr.geomean([x for x, _ in speedup])
-        print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold | {shape_name(r)} "
-              f"T={r['num_tokens']} | {w:.2f}x | {'yes' if ok == len(speedup) else 'no'} |")
-        print(f"| geometric mean over the seed's Triton at least {TRITON_GEOMEAN}x | "
-              f"{len(speedup)} cases | | {g:.3f}x | {'yes' if g >= TRITON_GEOMEAN else 'no'} |")
+        triton_targets(speedup, TRITON_GEOMEAN)
     if previous_given:
         band = round(100 * (PREVIOUS_BAND - 1))
         if slower_large:
@@ -216,15 +223,7 @@ def context_targets(compared):
           "value | holds |")
     print("|---|---|---|---|---|")
     if speedup:
-        w, r = min(speedup, key=lambda x: x[0])
-        ok = sum(x > 1.0 for x, _ in speedup)
-        ties = sum(x == 1.0 for x, _ in speedup)
-        g = pr.geomean([x for x, _ in speedup])
-        print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold ({ties} tie) | "
-              f"{shape_name(r)} T={r['num_tokens']} | {w:.2f}x | "
-              f"{'yes' if ok == len(speedup) else 'no'} |")
-        print(f"| geometric mean over the seed's Triton at least {CONTEXT_TRITON_GEOMEAN}x | "
-              f"{len(speedup)} cases | | {g:.3f}x | {'yes' if g >= CONTEXT_TRITON_GEOMEAN else 'no'} |")
+        triton_targets(speedup, CONTEXT_TRITON_GEOMEAN, ties=True)
     if over:
         w, r = max(over, key=lambda x: x[0])
         ok = sum(x <= CONTEXT_PLAIN_MOVE_US for x, _ in over)

@@ -382,37 +382,26 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       throw ResultCsvError(at + "column '" + other_name(kSetsCol) + "': empty in a timed row");
     row.buffer_sets = sets ? static_cast<int>(*sets) : 1;
     // How the row was timed: a mode name, or empty in an untimed row.
-    const std::string& mode = field(kModeCol);
-    if (!mode.empty()) {
-      try {
-        from_string<TimingMode>(mode);
-      } catch (const std::invalid_argument& e) {
-        throw ResultCsvError(at + "column '" + other_name(kModeCol) + "': " + e.what());
+    // A name of enum E in column `other`, or empty; the text as read.
+    const auto name_of = [&](auto e, std::size_t other) -> const std::string& {
+      const std::string& v = field(other);
+      if (!v.empty()) {
+        try {
+          from_string<decltype(e)>(v);
+        } catch (const std::invalid_argument& err) {
+          throw ResultCsvError(at + "column '" + other_name(other) + "': " + err.what());
+        }
       }
-    } else if (row.timing && other_pos[kModeCol] != kNone) {
+      return v;
+    };
+    const std::string& mode = name_of(TimingMode{}, kModeCol);
+    if (mode.empty() && row.timing && other_pos[kModeCol] != kNone)
       throw ResultCsvError(at + "column '" + other_name(kModeCol) + "': empty in a timed row");
-    }
     row.mode = intern(AxisValues::kCount + 3, mode);
-    // What ran before each timed launch (schema 3): a context name, or empty in an untimed row.
-    const std::string& context = field(kContextCol);
-    if (!context.empty()) {
-      try {
-        from_string<Context>(context);
-      } catch (const std::invalid_argument& e) {
-        throw ResultCsvError(at + "column '" + other_name(kContextCol) + "': " + e.what());
-      }
-    }
-    row.context = intern(AxisValues::kCount + 4, context);
-    // What read the times (schema 4): a timer name, or empty in an untimed row.
-    const std::string& timer = field(kTimerCol);
-    if (!timer.empty()) {
-      try {
-        from_string<Timer>(timer);
-      } catch (const std::invalid_argument& e) {
-        throw ResultCsvError(at + "column '" + other_name(kTimerCol) + "': " + e.what());
-      }
-    }
-    row.timer = intern(AxisValues::kCount + 5, timer);
+    // What ran before each timed launch (schema 3) and what read the times (schema 4): empty in
+    // an untimed row.
+    row.context = intern(AxisValues::kCount + 4, name_of(Context{}, kContextCol));
+    row.timer = intern(AxisValues::kCount + 5, name_of(Timer{}, kTimerCol));
     table.rows.push_back(std::move(row));
   }
   if (!missing.empty()) throw missing_column(missing);
