@@ -522,6 +522,58 @@ PERF_REPORT = os.path.join(ROOT, "scripts", "perf_report.py")
 PERF_TARGETS = os.path.join(ROOT, "tools", "perf_targets.py")
 
 
+class ContextTable(unittest.TestCase):
+    """tools/remote/context_table.py on what context_proof.sh leaves: each context's CSV, its
+    bounds, the cross-check CSVs and logs (here written by hand)."""
+
+    COLS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "in_dtype",
+            "out_dtype", "scale", "status", "reason", "median_us", "span_us",
+            "launches_per_sample"]
+
+    def write(self, d, name, rows, extra=()):
+        with open(os.path.join(d, name), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self.COLS + list(extra))
+            w.writeheader()
+            for r in rows:
+                w.writerow(r)
+
+    def row(self, variant, us, tokens="1", kernel="reshape_and_cache_flash", span=""):
+        return dict(kernel=kernel, variant=variant, sweep="ctx_cache", num_tokens=tokens,
+                    num_heads="8", head_dim="128", in_dtype="bf16", out_dtype="bf16", scale="none",
+                    status="passed", reason="", median_us=us, span_us=span,
+                    launches_per_sample="20")
+
+    def test_tables(self):
+        d = os.path.join(OUT, "context_table")
+        os.makedirs(d, exist_ok=True)
+        for name in os.listdir(d):
+            os.remove(os.path.join(d, name))
+        self.write(d, "after_producer.csv", [self.row("triton", "1.536"), self.row("optimized", "1.280"),
+                                            self.row("seed_port", "3.072")])
+        bound = dict(self.row("optimized", "1.280"), plain_move_us="1.024")
+        self.write(d, "bounds_after_producer.csv", [bound], extra=["plain_move_us"])
+        self.write(d, "xc_events.csv", [self.row("optimized", "100.000", "16384")])
+        self.write(d, "xc_cupti.csv", [self.row("optimized", "101.000", "16384", span="2030.000")])
+        with open(os.path.join(d, "xc_cupti.log"), "w") as f:
+            f.write("kvbench: cupti: CASE: launch 101.000 us, gap before it 0.100 us, replay span "
+                    "2030.000 us, producer 0.000 us, window by events 101.600 us per launch (9 "
+                    "replays, 0 incomplete, 0 invalid records)\n")
+        with open(os.path.join(d, "ncu_0.log"), "w") as f:
+            f.write('"ID","Kernel Name","gpu__time_duration.sum"\n"","","nsecond"\n')
+            f.writelines(f'"{i}","cache_write_optimized","{v}"\n' for i, v in
+                         enumerate(("100500", "100000", "101000")))
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "remote",
+                                                            "context_table.py"), d],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        out = done.stdout
+        # cupti over events +1.00%, span per launch 101.5, windows by events 101.6, ncu 100.5.
+        self.assertIn("| 101.000 | 101.500 | 101.600 | 100.500 | +1.00% | +0.50% |", out)
+        self.assertIn("| cache H=8 D=128 T=1 | - / - / - / - | - / - / - / - | "
+                      "1.54 / 3.07 / 1.28 / 1.02 | - / - / - / - |", out)
+        self.assertIn("| after_producer | 1.200 (1) | 1 / 0 / 0 | 0.256 |", out)
+
+
 class SassSize(unittest.TestCase):
     """tools/sass_size.py on the built library: its kernels, 16 bytes an instruction."""
 
