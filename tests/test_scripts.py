@@ -1194,6 +1194,28 @@ class ResultsSidecars(unittest.TestCase):
         doc.update(changes)
         return doc
 
+    def test_put_makes_the_csv_path_the_repositorys(self):
+        root = self.tree("put", {})
+        src = os.path.join(OUT, "sidecars", "run.csv")
+        with open(src, "w") as f:
+            f.write("kernel,variant\n")
+        with open(src + ".json", "w") as f:
+            json.dump(self.good("x.csv", csv="/root/out/run.csv"), f)
+        dest = os.path.join(root, "results", "h200", "context", "run.csv")
+        done = subprocess.run([sys.executable, self.TOOL, "put", src, dest, "--root", root],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        with open(dest + ".json") as f:
+            self.assertEqual(json.load(f)["csv"], "results/h200/context/run.csv")
+        self.assertEqual(self.check(root).returncode, 0)
+        # An absolute path elsewhere in the sidecar is named, not rewritten.
+        with open(src + ".json", "w") as f:
+            json.dump(self.good("x.csv", plugins=["/opt/p.so"]), f)
+        done = subprocess.run([sys.executable, self.TOOL, "put", src, dest, "--root", root],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("plugins[0] is an absolute path ('/opt/p.so')", done.stdout)
+
     def test_a_full_tree_passes(self):
         done = self.check(self.tree("good", {"a.csv": self.good("a.csv")}))
         self.assertEqual(done.returncode, 0, done.stdout)

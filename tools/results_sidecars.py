@@ -15,6 +15,12 @@
       other properties from RUN.csv.json when its UUID is the same; `tool` says what wrote the
       CSV, `input` the result CSV it read, `notes` what was filled in afterwards and from what.
 
+  results_sidecars.py put SRC.csv DEST.csv [--root ROOT]
+      Copies a run's CSV and its sidecar SRC.csv.json into the repository as DEST.csv and
+      DEST.csv.json, the sidecar's `csv` set to DEST's path in the repository (a run on a GPU host
+      records where it wrote there), then checks DEST as `check` does. Exit 1 with the problems
+      left (an absolute path elsewhere in the sidecar, say); the copies stay for a look.
+
 ROOT defaults to the repository holding this script; paths are relative to it.
 """
 import argparse
@@ -132,6 +138,33 @@ def derive(args):
     return 0
 
 
+def put(args):
+    root = os.path.abspath(args.root)
+    dest = os.path.abspath(args.dest)
+    rel = os.path.relpath(dest, root)
+    if rel.startswith(".."):
+        sys.exit(f"results_sidecars.py: {args.dest}: not inside the repository {root}")
+    try:
+        with open(args.src + ".json") as f:
+            doc = json.load(f)
+        with open(args.src, "rb") as f:
+            data = f.read()
+    except (OSError, ValueError) as e:
+        sys.exit(f"results_sidecars.py: {args.src}: {e}")
+    doc["csv"] = rel
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest, "wb") as f:
+        f.write(data)
+    with open(dest + ".json", "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    problems = check_one(root, rel)
+    for p in problems:
+        print(p)
+    print(f"{rel}: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -143,8 +176,14 @@ def main():
     d.add_argument("--tool", required=True)
     d.add_argument("--input")
     d.add_argument("--note", action="append")
+    p = sub.add_parser("put")
+    p.add_argument("src")
+    p.add_argument("dest")
+    p.add_argument("--root", default=ROOT)
     args = ap.parse_args()
-    return check(os.path.abspath(args.root)) if args.command == "check" else derive(args)
+    if args.command == "check":
+        return check(os.path.abspath(args.root))
+    return derive(args) if args.command == "derive" else put(args)
 
 
 if __name__ == "__main__":
