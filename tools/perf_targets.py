@@ -69,6 +69,15 @@ def peer_key(r):
     return (r["kernel"], shape, r["in_dtype"], r["out_dtype"], r["num_tokens"])
 
 
+def target_row(label, cases, holds, worst, value, extra=""):
+    """One target's table row over `cases`, (x, row) pairs: how many hold (`holds(x)`), the case
+    `worst` (min or max) picks by x, and that case's `value(x)`."""
+    x, r = worst(cases, key=lambda c: c[0])
+    ok = sum(bool(holds(v)) for v, _ in cases)
+    print(f"| {label} | {ok}/{len(cases)} hold{extra} | {pr.shape_name(r)} T={r['num_tokens']} | "
+          f"{value(x)} | {'yes' if ok == len(cases) else 'no'} |")
+
+
 def unrotated_targets(rows, opt, small, l2, floor, peak, peers):
     shape_name = pr.shape_name
     print("| target | cases | worst case | value | holds |")
@@ -76,11 +85,9 @@ def unrotated_targets(rows, opt, small, l2, floor, peak, peers):
     for kernel, goal in LARGE_GOALS:
         large = [r for r in opt if r["kernel"] == kernel and float(r["bytes"]) >= 4 * l2]
         if large:
-            w = min(large, key=lambda r: float(r["pct_of_measured_peak"]))
-            holds = sum(float(r["pct_of_measured_peak"]) >= goal for r in large)
-            print(f"| {kernel} large ≥ {goal:.0f}% of copy peak | {holds}/{len(large)} hold | "
-                  f"{shape_name(w)} T={w['num_tokens']} | {pr.against(float(w['pct_of_measured_peak']), goal)} | "
-                  f"{'yes' if holds == len(large) else 'no'} |")
+            target_row(f"{kernel} large ≥ {goal:.0f}% of copy peak",
+                       [(float(r["pct_of_measured_peak"]), r) for r in large],
+                       lambda x: x >= goal, min, lambda x: pr.against(x, goal))
     if floor and small:
         over = [r for r in small if float(r["median_us"]) > floor + FLOOR_MARGIN_US]
         # Misses whose bytes alone take more than the margin at the measured copy peak.
@@ -107,10 +114,8 @@ def unrotated_targets(rows, opt, small, l2, floor, peak, peers):
     ratios = [(float(v["optimized"]["median_us"]) / float(v["seed_port"]["median_us"]), v["optimized"])
               for v in pairs.values() if "optimized" in v and "seed_port" in v]
     if ratios:
-        worst, r = max(ratios, key=lambda x: x[0])
-        print(f"| optimized never slower than seed_port | {sum(x <= 1.0 for x, _ in ratios)}/{len(ratios)} hold | "
-              f"{shape_name(r)} T={r['num_tokens']} | {worst:.2f}x seed_port's time | "
-              f"{'yes' if worst <= 1.0 else 'no'} |")
+        target_row("optimized never slower than seed_port", ratios, lambda x: x <= 1.0, max,
+                   lambda x: f"{x:.2f}x seed_port's time")
 
 
 def floor_misses(opt, small, floor, peak, bounds=None):
@@ -172,12 +177,10 @@ def floor_misses(opt, small, floor, peak, bounds=None):
 def triton_targets(speedup, geomean_target, ties=False):
     """The two rows against the seed's Triton: faster on every case (a tie is not; `ties` counts
     them), and the geometric mean of Triton's time over optimized's at least `geomean_target`."""
-    w, r = min(speedup, key=lambda x: x[0])
-    ok = sum(x > 1.0 for x, _ in speedup)
     tied = f" ({sum(x == 1.0 for x, _ in speedup)} tie)" if ties else ""
+    target_row("faster than the seed's Triton", speedup, lambda x: x > 1.0, min, lambda x: f"{x:.2f}x",
+               tied)
     g = pr.geomean([x for x, _ in speedup])
-    print(f"| faster than the seed's Triton | {ok}/{len(speedup)} hold{tied} | {pr.shape_name(r)} "
-          f"T={r['num_tokens']} | {w:.2f}x | {'yes' if ok == len(speedup) else 'no'} |")
     print(f"| geometric mean over the seed's Triton at least {geomean_target}x | "
           f"{len(speedup)} cases | | {g:.3f}x | {'yes' if g >= geomean_target else 'no'} |")
 
@@ -185,28 +188,21 @@ def triton_targets(speedup, geomean_target, ties=False):
 def per_case_targets(compared, l2, previous_given):
     """Each optimized case against its plain-move reference, the seed's Triton and the previous
     run."""
-    shape_name = pr.shape_name
     pct = [(100 * b / us, r) for r, us, b, _, _, _ in compared if b]
     speedup = [(t / us, r) for r, us, _, t, _, _ in compared if t]
     slower_large = [(us / p, r) for r, us, _, _, p, _ in compared if p and float(r["bytes"]) >= 4 * l2]
     print("\n| target (optimized, per case) | cases | worst case | value | holds |")
     print("|---|---|---|---|---|")
     if pct:
-        w, r = min(pct, key=lambda x: x[0])
-        ok = sum(p >= PLAIN_MOVE_PCT for p, _ in pct)
-        print(f"| at least {PLAIN_MOVE_PCT:.0f}% of its plain-move reference | {ok}/{len(pct)} hold | "
-              f"{shape_name(r)} T={r['num_tokens']} | {pr.against(w, PLAIN_MOVE_PCT)} | "
-              f"{'yes' if ok == len(pct) else 'no'} |")
+        target_row(f"at least {PLAIN_MOVE_PCT:.0f}% of its plain-move reference", pct,
+                   lambda x: x >= PLAIN_MOVE_PCT, min, lambda x: pr.against(x, PLAIN_MOVE_PCT))
     if speedup:
         triton_targets(speedup, TRITON_GEOMEAN)
     if previous_given:
         band = round(100 * (PREVIOUS_BAND - 1))
         if slower_large:
-            w, r = max(slower_large, key=lambda x: x[0])
-            ok = sum(x <= PREVIOUS_BAND for x, _ in slower_large)
-            print(f"| large (>= 4x L2) same or faster than the previous run ({band}%) | "
-                  f"{ok}/{len(slower_large)} hold | {shape_name(r)} T={r['num_tokens']} | "
-                  f"{w:.3f}x its time | {'yes' if ok == len(slower_large) else 'no'} |")
+            target_row(f"large (>= 4x L2) same or faster than the previous run ({band}%)",
+                       slower_large, lambda x: x <= PREVIOUS_BAND, max, lambda x: f"{x:.3f}x its time")
         else:
             print(f"| large (>= 4x L2) same or faster than the previous run ({band}%) | "
                   "0 cases matched | | | |")
@@ -215,7 +211,6 @@ def per_case_targets(compared, l2, previous_given):
 def context_targets(compared):
     """T <= 128 after a producer: each case against the seed's Triton and its plain-move reference,
     both timed in the same context."""
-    shape_name = pr.shape_name
     compared = [c for c in compared if int(c[0]["num_tokens"]) <= CONTEXT_MAX_TOKENS]
     speedup = [(t / us, r) for r, us, _, t, _, _ in compared if t]
     over = [(us - b, r) for r, us, b, _, _, _ in compared if b]
@@ -225,11 +220,8 @@ def context_targets(compared):
     if speedup:
         triton_targets(speedup, CONTEXT_TRITON_GEOMEAN, ties=True)
     if over:
-        w, r = max(over, key=lambda x: x[0])
-        ok = sum(x <= CONTEXT_PLAIN_MOVE_US for x, _ in over)
-        print(f"| within {CONTEXT_PLAIN_MOVE_US} µs of its plain-move reference | {ok}/{len(over)} "
-              f"hold | {shape_name(r)} T={r['num_tokens']} | {w:+.3f} µs | "
-              f"{'yes' if ok == len(over) else 'no'} |")
+        target_row(f"within {CONTEXT_PLAIN_MOVE_US} µs of its plain-move reference", over,
+                   lambda x: x <= CONTEXT_PLAIN_MOVE_US, max, lambda x: f"{x:+.3f} µs")
 
 
 def main():
