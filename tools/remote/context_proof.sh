@@ -3,12 +3,13 @@
 # "Contexts"). Binaries from $KVBENCH_BIN (default dist/bin, tools/remote/pack_gpu.sh); outputs
 # under $OUT_DIR (default results/context_proof), packed into $OUT_DIR/context_proof.tgz after
 # every stage. STAGES picks stages (default all), BUDGET_S (540) time-boxes the whole script.
+# Stages, in the order they run (the committed results first; a budget spent skips the rest):
 #   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test)
-#   xc      configs/studies/cupti.yaml by the event timer and by the cupti timer
-#   ncu     its three large cases under Nsight Compute (gpu__time_duration.sum)
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
 #           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
 #   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer
+#   xc      configs/studies/cupti.yaml by the event timer and by the cupti timer
+#   ncu     its three large cases under Nsight Compute (gpu__time_duration.sum)
 #   sass    code size of the seed's Triton kernels compiled by the stages before (their cubins in
 #           TRITON_CACHE_DIR; tools/sass_size.py, which reads kvbench's own kernels anywhere)
 # The table last: tools/remote/context_table.py.
@@ -16,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
 OUT_DIR=${OUT_DIR:-results/context_proof}
-STAGES=${STAGES:-tests xc ncu ctx ap sass}
+STAGES=${STAGES:-tests ctx ap xc ncu sass}
 BUDGET_S=${BUDGET_S:-540}
 mkdir -p "$OUT_DIR"
 export KVBENCH_CACHE_DIR=$OUT_DIR/cache KVBENCH_SOURCE_DIR=$PWD KVBENCH_LIB=$BIN/libkvbench.so
@@ -45,19 +46,6 @@ if want tests; then
   st test_planted_rotation 60 "$BIN/test_planted_gpu" --gtest_filter='*Rotat*'
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]' "$OUT_DIR"/test_*.log | head -20
 fi
-XC=configs/studies/cupti.yaml
-if want xc; then
-  st xc_events 90 "$KV" run "$XC" --timer events -o "$OUT_DIR/xc_events.csv"
-  st xc_cupti 90 "$KV" run "$XC" --timer cupti -o "$OUT_DIR/xc_cupti.csv"
-fi
-if want ncu; then
-  for c in 0 1 2; do
-    st "ncu_$c" 90 ncu --clock-control none --cache-control none \
-      --kernel-name 'regex:^(concat_|cache_write_|mla_cache_)' --launch-skip 20 --launch-count 30 \
-      --metrics gpu__time_duration.sum --csv --page raw --print-units base \
-      "$KV" run "$XC" --case "$c" --timer events -o "$OUT_DIR/ncu_run_$c.csv"
-  done
-fi
 if want ctx; then
   for ctx in back_to_back cold after_producer layer; do
     st "ctx_$ctx" 120 "$PY" scripts/triton_baseline.py configs/studies/context.yaml \
@@ -72,6 +60,19 @@ if want ap; then
   st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml --max-tokens 128 \
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
+fi
+XC=configs/studies/cupti.yaml
+if want xc; then
+  st xc_events 90 "$KV" run "$XC" --timer events -o "$OUT_DIR/xc_events.csv"
+  st xc_cupti 90 "$KV" run "$XC" --timer cupti -o "$OUT_DIR/xc_cupti.csv"
+fi
+if want ncu; then
+  for c in 0 1 2; do
+    st "ncu_$c" 90 ncu --clock-control none --cache-control none \
+      --kernel-name 'regex:^(concat_|cache_write_|mla_cache_)' --launch-skip 20 --launch-count 30 \
+      --metrics gpu__time_duration.sum --csv --page raw --print-units base \
+      "$KV" run "$XC" --case "$c" --timer events -o "$OUT_DIR/ncu_run_$c.csv"
+  done
 fi
 if want sass; then  # the seed's Triton kernels as compiled by the stages before (their cubins)
   mapfile -t cubins < <(find "$OUT_DIR/triton_cache" -name '*.cubin' 2>/dev/null)
