@@ -371,9 +371,10 @@ class MlaCacheGpu : public ConvertGpu {
               cudaSuccess);
     EXPECT_EQ(cudaMemcpy(d_slots.get(), slots.data(), slots.size() * 8, cudaMemcpyHostToDevice),
               cudaSuccess);
-    if (scale)
+    if (scale) {
       EXPECT_EQ(cudaMemcpy(d_scale.get(), scale, sizeof(float), cudaMemcpyHostToDevice),
                 cudaSuccess);
+    }
     EXPECT_EQ(cudaMemset(d_cache.get(), 0xA5, cache_bytes), cudaSuccess);
     kernels::MlaCacheArgs a{};
     a.kv_c = d_kv.get();
@@ -480,7 +481,8 @@ TEST_F(MlaCacheGpu, DsMlaSpecialTilesHaveTheSpecsBytes) {
   constexpr std::uint16_t kMax = 0x7F7F, kInf = 0x7F80, kNaN = 0x7FC0;
   std::vector<std::uint16_t> kv_c(2 * 512), k_pe(2 * 64, 0x3F80);
   auto tile = [&](int t, int i) { return kv_c.begin() + t * 512 + i * 128; };
-  for (int k = 0; k < 128; ++k) *(tile(0, 0) + k) = k % 2 ? 0x8000 : 0x0000;
+  for (int k = 0; k < 128; ++k)
+    *(tile(0, 0) + k) = static_cast<std::uint16_t>(k % 2 ? 0x8000 : 0x0000);
   for (int k = 0; k < 128; ++k)
     *(tile(0, 1) + k) = static_cast<std::uint16_t>(1 + k % 127);  // subnormal
   std::fill(tile(0, 2), tile(0, 2) + 128, 0x3F80);                // 1.0, one NaN
@@ -528,10 +530,12 @@ TEST_F(MlaCacheGpu, DsMlaSpecialTilesHaveTheSpecsBytes) {
     EXPECT_EQ(e[0], 0x00);
     EXPECT_EQ(e[1], 0x80);
     EXPECT_EQ(scale_bits(0, 1), zero_scale);
-    if (pow2) EXPECT_EQ(e[128] | e[255], 0x00);  // subnormals under 2^-13: +0
-    EXPECT_EQ(e[256 + 5], 0x7F);                 // the NaN
-    EXPECT_EQ(e[256 + 4], pow2 ? 0x78 : 0x7E);   // 1.0 / (1/448 or 2^-8): 448 or 256
-    EXPECT_EQ(scale_bits(0, 3), zero_scale);     // all NaN: the zero tile's scale
+    if (pow2) {
+      EXPECT_EQ(e[128] | e[255], 0x00);  // subnormals under 2^-13: +0
+    }
+    EXPECT_EQ(e[256 + 5], 0x7F);                // the NaN
+    EXPECT_EQ(e[256 + 4], pow2 ? 0x78 : 0x7E);  // 1.0 / (1/448 or 2^-8): 448 or 256
+    EXPECT_EQ(scale_bits(0, 3), zero_scale);    // all NaN: the zero tile's scale
     EXPECT_EQ(e[384], 0x7F);
     EXPECT_EQ(scale_bits(1, 0), 0x7F800000u);     // an infinity: +inf
     EXPECT_EQ(e[656 + 0], 0x00);                  // 2 / inf

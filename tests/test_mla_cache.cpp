@@ -69,7 +69,9 @@ TEST(MlaCache, SlotPatternsAreDistinctInRangeAndPadded) {
       EXPECT_LT(slots[t], g.num_slots);
       EXPECT_TRUE(seen.insert(slots[t]).second) << "slot " << slots[t] << " twice";
     }
-    if (pattern == SlotPattern::contiguous) EXPECT_EQ(slots[0], 3);
+    if (pattern == SlotPattern::contiguous) {
+      EXPECT_EQ(slots[0], 3);
+    }
     EXPECT_EQ(written_tokens(slots), pattern == SlotPattern::padded ? 300 - 37 : 300);
     EXPECT_EQ(check_mla_slots(slots, g), "");
     EXPECT_EQ(make_mla_slots(c, g, 9), slots);  // seeded
@@ -112,8 +114,9 @@ TEST(MlaCache, EveryInjectionIsRejectedByItsCheck) {
     const std::string bad =
         check_mla_slots(slots, g) + check_mla_strides(c, g) + check_scales(scale, {});
     EXPECT_FALSE(bad.empty());
-    if (inject == Inject::short_stride)
+    if (inject == Inject::short_stride) {
       EXPECT_EQ(bad, "kv_c token stride 511 < L = 512 (strides must cover the dense extent)");
+    }
   }
   // A scale injection needs a scale.
   Case c = mla_case(16);
@@ -261,8 +264,12 @@ TEST(MlaCache, DsMlaColumnsRoundTripThroughTheCaseKey) {
   const std::vector<std::string> key = case_key(c);
   const std::vector<std::string>& cols = case_columns();
   for (std::size_t i = 0; i < cols.size(); ++i) {
-    if (cols[i] == "layout") EXPECT_EQ(key[i], "fp8_ds_mla");
-    if (cols[i] == "scale") EXPECT_EQ(key[i], "tile_pow2");
+    if (cols[i] == "layout") {
+      EXPECT_EQ(key[i], "fp8_ds_mla");
+    }
+    if (cols[i] == "scale") {
+      EXPECT_EQ(key[i], "tile_pow2");
+    }
   }
   EXPECT_EQ(describe(case_of_key(key)), describe(c));
   std::vector<std::string> bad = key;

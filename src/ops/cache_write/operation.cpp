@@ -344,11 +344,11 @@ SlotData make_slots(const Case& c, const CacheGeometry& g, std::uint64_t seed) {
     for (std::int64_t t = 0; t < T; ++t) {
       const std::int64_t logical = s.slot_mapping[t];
       if (logical < 0) continue;
-      const std::int64_t p = phys[k];
+      const std::int64_t physical = phys[k];
       if (skip && t % 8 == 7) {
         s.swa_table[logical] = g.skip_slot;  // SGLang maps unused SWA slots to its reserved 0
       } else if (k % 16 != 15) {
-        s.swa_table[logical] = p;
+        s.swa_table[logical] = physical;
       }  // else stays -1: evicted from the window, skipped
       ++k;
     }
