@@ -1,0 +1,197 @@
+// Which launch path of the optimized concat_and_cast_mha_k is fastest in each context: every
+// optimized concat case of a config (filtered by --tokens / --heads), run through the same runner
+// as `kvbench run` (validated, then timed), once as planned and once on each path forced:
+//   planned  plan_concat's choice (kernels/concat_mla_k/plan.cpp)
+//   2d       the 2-D tiling, one token per thread, in the planned vector width
+//   flat     the flat tiling, 256 threads a block, in the planned vector width
+// each in every context asked for (default back_to_back,after_producer) by the cupti timer (the
+// event timer when CUPTI cannot be loaded: the column `timer` says which). The plan rule was chosen
+// on back-to-back runs; this says whether the same path wins after a producer.
+// A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
+// pass or a CUDA call fails, 2 on a bad argument or config, 4 without a CUDA device.
+// Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/sweep.hpp"
+#include "kernels/common/device_props.hpp"
+#include "kernels/common/tiling.hpp"
+#include "kernels/concat_mla_k/concat_mla_k.hpp"
+#include "kernels/concat_mla_k/plan.hpp"
+#include "runtime/device_info.hpp"
+#include "runtime/runner.hpp"
+
+namespace kvbench {
+namespace {
+
+struct Options {
+  std::string config;
+  std::int64_t tokens = 0, heads = 0;  // 0: any
+  std::vector<Context> contexts{Context::back_to_back, Context::after_producer};
+};
+
+class BadArgument : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::int64_t int_arg(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (!*text || *end || v < 1 || v > (1 << 30))
+    throw BadArgument(flag + ": expected a positive integer, got '" + text + "'");
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (!o.config.empty()) throw BadArgument("a second config '" + arg + "'");
+      o.config = arg;
+      continue;
+    }
+    if (i + 1 >= argc) throw BadArgument(arg + ": expected a value (or an unknown argument)");
+    const char* v = argv[++i];
+    if (arg == "--tokens") {
+      o.tokens = int_arg(arg, v);
+    } else if (arg == "--heads") {
+      o.heads = int_arg(arg, v);
+    } else if (arg == "--contexts") {
+      o.contexts.clear();
+      std::string list = v;
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        try {
+          o.contexts.push_back(from_string<Context>(list.substr(at, comma - at)));
+        } catch (const std::invalid_argument& e) {
+          throw BadArgument("--contexts: " + std::string(e.what()));
+        }
+        at = comma + 1;
+      }
+    } else {
+      throw BadArgument("unknown argument '" + arg + "'");
+    }
+  }
+  if (o.config.empty()) throw BadArgument("expected a config");
+  return o;
+}
+
+// The planned launch with its path replaced; the vector width, PDL and index type as planned
+// (int32 where every offset fits, as the plan decides for the 2-D tiling).
+kernels::ConcatPlan forced(const kernels::ConcatArgs& a, kernels::ConcatPath path) {
+  kernels::ConcatPlan p =
+      kernels::plan_concat(a, Variant::optimized, kernels::current_device_props());
+  if (!p.error.empty()) return p;
+  const std::int64_t head_vecs = (a.nope_dim + a.rope_dim) / p.vec;
+  const std::int64_t largest = (a.num_tokens + 1) * std::max({a.nope_s0, a.rope_s0, a.k_s0});
+  p.path = path;
+  p.unroll = 1;
+  p.late_trigger = false;
+  p.index =
+      largest < (std::int64_t{1} << 31) ? kernels::IndexType::int32 : kernels::IndexType::int64;
+  if (path == kernels::ConcatPath::tile_2d) {
+    const kernels::Tile2D tile(a.num_tokens, a.num_heads, head_vecs, 256, 1);
+    if (!tile.ok()) {
+      p.error = "no 2-D tiling for this head size";
+      return p;
+    }
+    p.grid = tile.grid();
+    p.block = tile.block();
+  } else {
+    p.grid = kernels::Dim3{kernels::grid_blocks(a.num_tokens * a.num_heads * head_vecs, 256), 1, 1};
+    p.block = kernels::Dim3{256, 1, 1};
+  }
+  return p;
+}
+
+LaunchOverride forcing(kernels::ConcatPath path) {
+  LaunchOverride o;
+  o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
+                            [path](const kernels::ConcatArgs& a, cudaStream_t s) {
+                              return kernels::launch_concat_mla_k(a, forced(a, path), s);
+                            });
+  return o;
+}
+
+int probe(const Options& o, const Config& config, const DeviceInfo& device) {
+  int failed = 0;
+  std::printf("%-58s %-15s %-7s %-6s %10s %9s %9s\n", "case", "context", "path", "timer",
+              "median us", "gap us", "span us");
+  for (Case c : config.cases) {
+    if (c.kernel != Kernel::concat_mla_k || c.variant != Variant::optimized) continue;
+    if ((o.tokens && c.num_tokens != o.tokens) || (o.heads && c.num_heads != o.heads)) continue;
+    for (Context ctx : o.contexts) {
+      RunSettings s = config.settings;
+      s.context = ctx;
+      s.hot_inputs = false;
+      s.timer = Timer::cupti;
+      s.mode = TimingMode::graph;
+      resolve_context(s);
+      const struct {
+        const char* name;
+        LaunchOverride launch;
+      } paths[] = {{"planned", {}},
+                   {"2d", forcing(kernels::ConcatPath::tile_2d)},
+                   {"flat", forcing(kernels::ConcatPath::flat)}};
+      for (const auto& path : paths) {
+        const Row r = run_case(c, s, device, {}, path.launch);
+        const std::string timer = r.timer ? std::string(to_string(*r.timer)) : "-";
+        if (r.status != Status::passed) {
+          ++failed;
+          std::printf("%-58s %-15s %-7s %-6s did not pass: %s\n", describe(c).c_str(),
+                      std::string(to_string(ctx)).c_str(), path.name, timer.c_str(),
+                      r.reason.c_str());
+          continue;
+        }
+        std::printf("%-58s %-15s %-7s %-6s %10.3f %9.3f %9.3f\n", describe(c).c_str(),
+                    std::string(to_string(ctx)).c_str(), path.name, timer.c_str(),
+                    r.stats.median_us, r.gap_us.value_or(0), r.span_us.value_or(0));
+      }
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace kvbench
+
+int main(int argc, char** argv) {
+  kvbench::Options o;
+  try {
+    o = kvbench::parse(argc, argv);
+  } catch (const kvbench::BadArgument& e) {
+    std::fprintf(stderr,
+                 "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
+                 "[--contexts C1,C2]\n",
+                 e.what());
+    return 2;
+  }
+  kvbench::Config config;
+  try {
+    config = kvbench::load_config(o.config);
+  } catch (const kvbench::ConfigError& e) {
+    std::fprintf(stderr, "probe_concat_plan: %s\n", e.what());
+    return 2;
+  }
+  kvbench::DeviceInfo device;
+  try {
+    device = kvbench::open_device();
+  } catch (const kvbench::NoDeviceError& e) {
+    std::fprintf(stderr, "probe_concat_plan: %s\n", e.what());
+    return 4;
+  }
+  try {
+    return kvbench::probe(o, config, device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "probe_concat_plan: %s\n", e.what());
+    return 1;
+  }
+}
