@@ -44,7 +44,10 @@ nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee "$OU
 
 if want tests; then
   st test_gpu 150 "$BIN/test_gpu"
-  st test_cupti 60 "$BIN/test_cupti"
+  # One process a test, as ctest runs them: the CUPTI loader's outcome is per process.
+  for t in $("$BIN/test_cupti" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}'); do
+    st "test_cupti_${t//./_}" 30 "$BIN/test_cupti" --gtest_filter="$t"
+  done
   st test_planted_rotation 60 "$BIN/test_planted_gpu" --gtest_filter='*Rotat*'
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]' "$OUT_DIR"/test_*.log | head -20
 fi

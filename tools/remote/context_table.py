@@ -37,9 +37,14 @@ def shape(r):
     return what
 
 
+# The case-key columns of a result row but the variant (`kvbench schema --columns`), which a
+# `kvbench bounds` CSV has too; listed here, as this runs where no kvbench binary is built.
+CASE = ("kernel", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim", "block_size",
+        "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved", "strides", "slots")
+
+
 def key(r):
-    return (r["kernel"], r["sweep"], int(r["num_tokens"]), r["num_heads"], r["head_dim"],
-            r["out_dtype"], r["scale"])
+    return tuple(r.get(c, "") for c in CASE)
 
 
 def median(values):
