@@ -4,12 +4,14 @@
 //   planned  plan_concat's choice (kernels/concat_mla_k/plan.cpp)
 //   2d       the 2-D tiling, one token per thread, in the planned vector width
 //   flat     the flat tiling, 256 threads a block, in the planned vector width
+//   wNxG     token walking with N threads a block and G walkers (--walk N1xG1,N2xG2,...): how the
+//            walk's grid divides the tokens and the blocks over the SMs
 // each in every context asked for (default back_to_back,after_producer) by the cupti timer (the
 // event timer when CUPTI cannot be loaded: the column `timer` says which). The plan rule was chosen
 // on back-to-back runs; this says whether the same path wins after a producer.
 // A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
 // pass or a CUDA call fails, 2 on a bad argument or config, 4 without a CUDA device.
-// Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2]
+// Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2] [--walk NxG,...]
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -34,6 +36,7 @@ struct Options {
   std::string config;
   std::int64_t tokens = 0, heads = 0;  // 0: any
   std::vector<Context> contexts{Context::back_to_back, Context::after_producer};
+  std::vector<std::pair<int, int>> walks;  // (threads a block, walkers) of each forced walk
 };
 
 class BadArgument : public std::runtime_error {
@@ -47,6 +50,31 @@ std::int64_t int_arg(const std::string& flag, const char* text) {
   if (!*text || *end || v < 1 || v > (1 << 30))
     throw BadArgument(flag + ": expected a positive integer, got '" + text + "'");
   return v;
+}
+
+// Calls f on each comma-separated item of `list`.
+template <class F>
+void each_item(const std::string& list, F f) {
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    f(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+}
+
+// "NxG": N threads a block (a multiple of 32, at most the walk kernel's 512), G walkers.
+std::pair<int, int> walk_shape(const std::string& item) {
+  const std::size_t x = item.find('x');
+  if (x == std::string::npos)
+    throw BadArgument("--walk: expected THREADSxWALKERS, got '" + item + "'");
+  const auto threads = int_arg("--walk", item.substr(0, x).c_str());
+  const auto walkers = int_arg("--walk", item.substr(x + 1).c_str());
+  if (threads % 32 || threads > 512 || walkers > 65535)
+    throw BadArgument(
+        "--walk: threads must be a multiple of 32 up to 512 and walkers at most "
+        "65535, got '" +
+        item + "'");
+  return {static_cast<int>(threads), static_cast<int>(walkers)};
 }
 
 Options parse(int argc, char** argv) {
@@ -66,16 +94,15 @@ Options parse(int argc, char** argv) {
       o.heads = int_arg(arg, v);
     } else if (arg == "--contexts") {
       o.contexts.clear();
-      std::string list = v;
-      for (std::size_t at = 0; at <= list.size();) {
-        const std::size_t comma = std::min(list.find(',', at), list.size());
+      each_item(v, [&](const std::string& item) {
         try {
-          o.contexts.push_back(from_string<Context>(list.substr(at, comma - at)));
+          o.contexts.push_back(from_string<Context>(item));
         } catch (const std::invalid_argument& e) {
           throw BadArgument("--contexts: " + std::string(e.what()));
         }
-        at = comma + 1;
-      }
+      });
+    } else if (arg == "--walk") {
+      each_item(v, [&](const std::string& item) { o.walks.push_back(walk_shape(item)); });
     } else {
       throw BadArgument("unknown argument '" + arg + "'");
     }
@@ -112,6 +139,31 @@ kernels::ConcatPlan forced(const kernels::ConcatArgs& a, kernels::ConcatPath pat
   return p;
 }
 
+// The planned launch as a token walk of `threads`-thread blocks and `walkers` walkers (at most one
+// a token), with the unroll the walk kernel is built with and PDL's trigger at the start.
+kernels::ConcatPlan walking(const kernels::ConcatArgs& a, int threads, int walkers) {
+  kernels::ConcatPlan p =
+      kernels::plan_concat(a, Variant::optimized, kernels::current_device_props());
+  if (!p.error.empty()) return p;
+  const std::int64_t per_token = a.num_heads * ((a.nope_dim + a.rope_dim) / p.vec);
+  p.path = kernels::ConcatPath::walk;
+  p.unroll = p.vec * static_cast<int>(size_of(a.in_dtype)) == 16 ? 4 : 1;
+  p.late_trigger = false;
+  p.grid = kernels::Dim3{static_cast<unsigned>((per_token + threads - 1) / threads),
+                         static_cast<unsigned>(std::min<std::int64_t>(walkers, a.num_tokens)), 1};
+  p.block = kernels::Dim3{static_cast<unsigned>(threads), 1, 1};
+  return p;
+}
+
+LaunchOverride forcing_walk(int threads, int walkers) {
+  LaunchOverride o;
+  o.on<kernels::ConcatArgs>(
+      Kernel::concat_mla_k, [threads, walkers](const kernels::ConcatArgs& a, cudaStream_t s) {
+        return kernels::launch_concat_mla_k(a, walking(a, threads, walkers), s);
+      });
+  return o;
+}
+
 LaunchOverride forcing(kernels::ConcatPath path) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
@@ -123,7 +175,7 @@ LaunchOverride forcing(kernels::ConcatPath path) {
 
 int probe(const Options& o, const Config& config, const DeviceInfo& device) {
   int failed = 0;
-  std::printf("%-58s %-15s %-7s %-6s %10s %9s %9s\n", "case", "context", "path", "timer",
+  std::printf("%-58s %-15s %-9s %-6s %10s %9s %9s\n", "case", "context", "path", "timer",
               "median us", "gap us", "span us");
   for (Case c : config.cases) {
     if (c.kernel != Kernel::concat_mla_k || c.variant != Variant::optimized) continue;
@@ -135,24 +187,28 @@ int probe(const Options& o, const Config& config, const DeviceInfo& device) {
       s.timer = Timer::cupti;
       s.mode = TimingMode::graph;
       resolve_context(s);
-      const struct {
-        const char* name;
+      struct Path {
+        std::string name;
         LaunchOverride launch;
-      } paths[] = {{"planned", {}},
-                   {"2d", forcing(kernels::ConcatPath::tile_2d)},
-                   {"flat", forcing(kernels::ConcatPath::flat)}};
+      };
+      std::vector<Path> paths{{"planned", {}},
+                              {"2d", forcing(kernels::ConcatPath::tile_2d)},
+                              {"flat", forcing(kernels::ConcatPath::flat)}};
+      for (const auto& [threads, walkers] : o.walks)
+        paths.push_back({"w" + std::to_string(threads) + "x" + std::to_string(walkers),
+                         forcing_walk(threads, walkers)});
       for (const auto& path : paths) {
         const Row r = run_case(c, s, device, {}, path.launch);
         const std::string timer = r.timer ? std::string(to_string(*r.timer)) : "-";
         if (r.status != Status::passed) {
           ++failed;
-          std::printf("%-58s %-15s %-7s %-6s did not pass: %s\n", describe(c).c_str(),
-                      std::string(to_string(ctx)).c_str(), path.name, timer.c_str(),
+          std::printf("%-58s %-15s %-9s %-6s did not pass: %s\n", describe(c).c_str(),
+                      std::string(to_string(ctx)).c_str(), path.name.c_str(), timer.c_str(),
                       r.reason.c_str());
           continue;
         }
-        std::printf("%-58s %-15s %-7s %-6s %10.3f %9.3f %9.3f\n", describe(c).c_str(),
-                    std::string(to_string(ctx)).c_str(), path.name, timer.c_str(),
+        std::printf("%-58s %-15s %-9s %-6s %10.3f %9.3f %9.3f\n", describe(c).c_str(),
+                    std::string(to_string(ctx)).c_str(), path.name.c_str(), timer.c_str(),
                     r.stats.median_us, r.gap_us.value_or(0), r.span_us.value_or(0));
       }
     }
@@ -170,7 +226,7 @@ int main(int argc, char** argv) {
   } catch (const kvbench::BadArgument& e) {
     std::fprintf(stderr,
                  "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
-                 "[--contexts C1,C2]\n",
+                 "[--contexts C1,C2] [--walk NxG,...]\n",
                  e.what());
     return 2;
   }

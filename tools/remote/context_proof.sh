@@ -8,8 +8,9 @@
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
 #           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
 #   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer
+#   pairs   probe_context: the T=1 cache write in two-kernel graphs, each kernel timed on its own
 #   plan    perf.yaml's optimized concat cases at T=128 on each launch path (probe_concat_plan),
-#           back to back and after a producer
+#           back to back and after a producer; PLAN_ARGS adds arguments (--heads 128 --walk ...)
 #   xc      configs/studies/cupti.yaml by the event timer and by the cupti timer
 #   ncu     its three large cases under Nsight Compute (gpu__time_duration.sum)
 #   sass    code size of the seed's Triton kernels compiled by the stages before (their cubins in
@@ -19,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
 OUT_DIR=${OUT_DIR:-results/context_proof}
-STAGES=${STAGES:-tests ctx ap plan xc ncu sass}
+STAGES=${STAGES:-tests ctx ap pairs plan xc ncu sass}
 BUDGET_S=${BUDGET_S:-540}
 mkdir -p "$OUT_DIR"
 export KVBENCH_CACHE_DIR=$OUT_DIR/cache KVBENCH_SOURCE_DIR=$PWD KVBENCH_LIB=$BIN/libkvbench.so
@@ -66,8 +67,12 @@ if want ap; then
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
 fi
+if want pairs; then
+  st pairs 60 "$BIN/probe_context"
+fi
 if want plan; then
-  st concat_plan 150 "$BIN/probe_concat_plan" configs/perf.yaml --tokens 128
+  # shellcheck disable=SC2086  # PLAN_ARGS is a list of arguments
+  st concat_plan 150 "$BIN/probe_concat_plan" configs/perf.yaml --tokens 128 ${PLAN_ARGS:-}
 fi
 XC=configs/studies/cupti.yaml
 if want xc; then
