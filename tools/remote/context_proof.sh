@@ -58,7 +58,7 @@ if want ctx; then
       --variants triton,seed_port,optimized --context "$ctx" --timer cupti -o "$OUT_DIR/$ctx.csv"
   done
   for ctx in back_to_back cold after_producer layer; do
-    st "bounds_$ctx" 60 "$KV" bounds "$OUT_DIR/$ctx.csv" --variant optimized \
+    st "bounds_$ctx" 90 "$KV" bounds "$OUT_DIR/$ctx.csv" --variant optimized \
       -o "$OUT_DIR/bounds_$ctx.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
   done
 fi
