@@ -6,15 +6,13 @@
 //   flat     the flat tiling, 256 threads a block, in the planned vector width
 //   wNxG     token walking with N threads a block and G walkers (--walk N1xG1,N2xG2,...): how the
 //            walk's grid divides the tokens and the blocks over the SMs
-//   tbNxI    the seed's shape (tools/probes/concat_token_block.cu, --token-block N1xI1,...): a
-//            block of N threads per token, I vectors of a thread in flight (6, 12 or 24)
 // each in every context asked for (default back_to_back,after_producer) by the cupti timer (the
 // event timer when CUPTI cannot be loaded: the column `timer` says which). The plan rule was chosen
 // on back-to-back runs; this says whether the same path wins after a producer.
 // A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
 // pass or a CUDA call fails, 2 on a bad argument or config, 4 without a CUDA device.
 // Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2] [--walk NxG,...]
-// [--token-block NxI,...]
+//
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -31,7 +29,6 @@
 #include "kernels/concat_mla_k/plan.hpp"
 #include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
-#include "tools/probes/concat_token_block.hpp"
 
 namespace kvbench {
 namespace {
@@ -40,8 +37,7 @@ struct Options {
   std::string config;
   std::int64_t tokens = 0, heads = 0;  // 0: any
   std::vector<Context> contexts{Context::back_to_back, Context::after_producer};
-  std::vector<std::pair<int, int>> walks;         // (threads a block, walkers) of each forced walk
-  std::vector<std::pair<int, int>> token_blocks;  // (threads a block, items in flight)
+  std::vector<std::pair<int, int>> walks;  // (threads a block, walkers) of each forced walk
 };
 
 class BadArgument : public std::runtime_error {
@@ -67,19 +63,18 @@ void each_item(const std::string& list, F f) {
   }
 }
 
-// "NxC": N threads a block (a multiple of 32, at most 512, the kernels' bound) and a count C
-// (walkers for --walk, vectors in flight for --token-block).
+// "NxG": N threads a block (a multiple of 32, at most the walk kernel's 512) and G walkers.
 std::pair<int, int> walk_shape(const std::string& flag, const std::string& item) {
   const std::size_t x = item.find('x');
   if (x == std::string::npos)
-    throw BadArgument(flag + ": expected THREADSxCOUNT, got '" + item + "'");
+    throw BadArgument(flag + ": expected THREADSxWALKERS, got '" + item + "'");
   const auto threads = int_arg(flag, item.substr(0, x).c_str());
-  const auto count = int_arg(flag, item.substr(x + 1).c_str());
-  if (threads % 32 || threads > 512 || count > 65535)
+  const auto walkers = int_arg(flag, item.substr(x + 1).c_str());
+  if (threads % 32 || threads > 512 || walkers > 65535)
     throw BadArgument(
-        flag + ": threads must be a multiple of 32 up to 512 and the count at most 65535, got '" +
+        flag + ": threads must be a multiple of 32 up to 512 and walkers at most 65535, got '" +
         item + "'");
-  return {static_cast<int>(threads), static_cast<int>(count)};
+  return {static_cast<int>(threads), static_cast<int>(walkers)};
 }
 
 Options parse(int argc, char** argv) {
@@ -108,14 +103,6 @@ Options parse(int argc, char** argv) {
       });
     } else if (arg == "--walk") {
       each_item(v, [&](const std::string& item) { o.walks.push_back(walk_shape(arg, item)); });
-    } else if (arg == "--token-block") {
-      each_item(v, [&](const std::string& item) {
-        const auto shape = walk_shape(arg, item);
-        if (shape.second != 6 && shape.second != 12 && shape.second != 24)
-          throw BadArgument("--token-block: items in flight must be 6, 12 or 24, got '" + item +
-                            "'");
-        o.token_blocks.push_back(shape);
-      });
     } else {
       throw BadArgument("unknown argument '" + arg + "'");
     }
@@ -177,18 +164,6 @@ LaunchOverride forcing_walk(int threads, int walkers) {
   return o;
 }
 
-LaunchOverride forcing_token_block(int threads, int items) {
-  LaunchOverride o;
-  o.on<kernels::ConcatArgs>(
-      Kernel::concat_mla_k, [threads, items](const kernels::ConcatArgs& a, cudaStream_t s) {
-        const kernels::ConcatPlan p =
-            kernels::plan_concat(a, Variant::optimized, kernels::current_device_props());
-        return p.error.empty() ? probes::launch_concat_token_block(a, p.vec, threads, items, s)
-                               : cudaErrorInvalidValue;
-      });
-  return o;
-}
-
 LaunchOverride forcing(kernels::ConcatPath path) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
@@ -222,9 +197,6 @@ int probe(const Options& o, const Config& config, const DeviceInfo& device) {
       for (const auto& [threads, walkers] : o.walks)
         paths.push_back({"w" + std::to_string(threads) + "x" + std::to_string(walkers),
                          forcing_walk(threads, walkers)});
-      for (const auto& [threads, items] : o.token_blocks)
-        paths.push_back({"tb" + std::to_string(threads) + "x" + std::to_string(items),
-                         forcing_token_block(threads, items)});
       for (const auto& path : paths) {
         const Row r = run_case(c, s, device, {}, path.launch);
         const std::string timer = r.timer ? std::string(to_string(*r.timer)) : "-";
@@ -254,7 +226,7 @@ int main(int argc, char** argv) {
   } catch (const kvbench::BadArgument& e) {
     std::fprintf(stderr,
                  "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
-                 "[--contexts C1,C2] [--walk NxG,...] [--token-block NxI,...]\n",
+                 "[--contexts C1,C2] [--walk NxG,...]\n",
                  e.what());
     return 2;
   }
