@@ -2,7 +2,8 @@
 # Runs on the GPU host: the timing-in-context proof (docs/measurement.md, "The CUPTI timer" and
 # "Contexts"). Binaries from $KVBENCH_BIN (default dist/bin, tools/remote/pack_gpu.sh); outputs
 # under $OUT_DIR (default results/context_proof), packed into $OUT_DIR/context_proof.tgz after
-# every stage. STAGES picks stages (default all), BUDGET_S (540) time-boxes the whole script.
+# every stage. STAGES picks stages (default all), BUDGET_S (540) time-boxes the whole script,
+# CONTEXTS picks the contexts of stage ctx and their order (default the four below).
 # Stages, in the order they run (the committed results first; a budget spent skips the rest):
 #   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test)
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
@@ -22,6 +23,7 @@ BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
 OUT_DIR=${OUT_DIR:-results/context_proof}
 STAGES=${STAGES:-tests ctx ap pairs plan xc ncu sass}
 BUDGET_S=${BUDGET_S:-540}
+CONTEXTS=${CONTEXTS:-back_to_back cold after_producer layer}
 mkdir -p "$OUT_DIR"
 export KVBENCH_CACHE_DIR=$OUT_DIR/cache KVBENCH_SOURCE_DIR=$PWD KVBENCH_LIB=$BIN/libkvbench.so
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} TRITON_CACHE_DIR=$OUT_DIR/triton_cache
@@ -53,11 +55,11 @@ if want tests; then
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]' "$OUT_DIR"/test_*.log | head -20
 fi
 if want ctx; then
-  for ctx in back_to_back cold after_producer layer; do
+  for ctx in $CONTEXTS; do
     st "ctx_$ctx" 120 "$PY" scripts/triton_baseline.py configs/studies/context.yaml \
       --variants triton,seed_port,optimized --context "$ctx" --timer cupti -o "$OUT_DIR/$ctx.csv"
   done
-  for ctx in back_to_back cold after_producer layer; do
+  for ctx in $CONTEXTS; do
     st "bounds_$ctx" 90 "$KV" bounds "$OUT_DIR/$ctx.csv" --variant optimized \
       -o "$OUT_DIR/bounds_$ctx.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
   done
