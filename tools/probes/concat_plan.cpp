@@ -6,12 +6,15 @@
 //   flat     the flat tiling, 256 threads a block, in the planned vector width
 //   wNxG     token walking with N threads a block and G walkers (--walk N1xG1,N2xG2,...): how the
 //            walk's grid divides the tokens and the blocks over the SMs
+//   tNxU     the 2-D tiling with blocks of at most N threads and U tokens a thread (--tile2d
+//            N1xU1,...; U 1, or 2 for 16-byte input vectors): how its block size decides its time
 // each in every context asked for (default back_to_back,after_producer) by the cupti timer (the
 // event timer when CUPTI cannot be loaded: the column `timer` says which). The plan rule was chosen
 // on back-to-back runs; this says whether the same path wins after a producer.
 // A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
 // pass or a CUDA call fails, 2 on a bad argument or config, 4 without a CUDA device.
 // Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2] [--walk NxG,...]
+// [--tile2d NxU,...]
 //
 #include <cuda_runtime_api.h>
 
@@ -38,6 +41,7 @@ struct Options {
   std::int64_t tokens = 0, heads = 0;  // 0: any
   std::vector<Context> contexts{Context::back_to_back, Context::after_producer};
   std::vector<std::pair<int, int>> walks;  // (threads a block, walkers) of each forced walk
+  std::vector<std::pair<int, int>> tiles;  // (threads a block at most, tokens a thread)
 };
 
 class BadArgument : public std::runtime_error {
@@ -103,6 +107,18 @@ Options parse(int argc, char** argv) {
       });
     } else if (arg == "--walk") {
       each_item(v, [&](const std::string& item) { o.walks.push_back(walk_shape(arg, item)); });
+    } else if (arg == "--tile2d") {
+      each_item(v, [&](const std::string& item) {
+        const std::size_t x = item.find('x');
+        if (x == std::string::npos)
+          throw BadArgument(arg + ": expected THREADSxUNROLL, got '" + item + "'");
+        const auto threads = int_arg(arg, item.substr(0, x).c_str());
+        const auto unroll = int_arg(arg, item.substr(x + 1).c_str());
+        if (threads > 512 || unroll > 2)
+          throw BadArgument(arg + ": threads must be at most 512 and the unroll 1 or 2, got '" +
+                            item + "'");
+        o.tiles.emplace_back(static_cast<int>(threads), static_cast<int>(unroll));
+      });
     } else {
       throw BadArgument("unknown argument '" + arg + "'");
     }
@@ -164,6 +180,34 @@ LaunchOverride forcing_walk(int threads, int walkers) {
   return o;
 }
 
+// The planned launch on the 2-D tiling with blocks of at most `threads` threads and `unroll` tokens
+// a thread; an error when no such tiling exists. An unroll of 2 launches only for 16-byte input
+// vectors (the kernel is built so), else the launch fails and the probe says so.
+kernels::ConcatPlan tiling(const kernels::ConcatArgs& a, int threads, int unroll) {
+  kernels::ConcatPlan p = forced(a, kernels::ConcatPath::tile_2d);
+  if (!p.error.empty()) return p;
+  const kernels::Tile2D tile(a.num_tokens, a.num_heads, (a.nope_dim + a.rope_dim) / p.vec, threads,
+                             unroll);
+  if (!tile.ok()) {
+    p.error = "no 2-D tiling of " + std::to_string(threads) + " threads";
+    return p;
+  }
+  p.unroll = unroll;
+  p.grid = tile.grid();
+  p.block = tile.block();
+  return p;
+}
+
+LaunchOverride forcing_tile(int threads, int unroll) {
+  LaunchOverride o;
+  o.on<kernels::ConcatArgs>(
+      Kernel::concat_mla_k, [threads, unroll](const kernels::ConcatArgs& a, cudaStream_t s) {
+        const kernels::ConcatPlan p = tiling(a, threads, unroll);
+        return p.error.empty() ? kernels::launch_concat_mla_k(a, p, s) : cudaErrorInvalidValue;
+      });
+  return o;
+}
+
 LaunchOverride forcing(kernels::ConcatPath path) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
@@ -197,6 +241,9 @@ int probe(const Options& o, const Config& config, const DeviceInfo& device) {
       for (const auto& [threads, walkers] : o.walks)
         paths.push_back({"w" + std::to_string(threads) + "x" + std::to_string(walkers),
                          forcing_walk(threads, walkers)});
+      for (const auto& [threads, unroll] : o.tiles)
+        paths.push_back({"t" + std::to_string(threads) + "x" + std::to_string(unroll),
+                         forcing_tile(threads, unroll)});
       for (const auto& path : paths) {
         const Row r = run_case(c, s, device, {}, path.launch);
         const std::string timer = r.timer ? std::string(to_string(*r.timer)) : "-";
@@ -226,7 +273,7 @@ int main(int argc, char** argv) {
   } catch (const kvbench::BadArgument& e) {
     std::fprintf(stderr,
                  "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
-                 "[--contexts C1,C2] [--walk NxG,...]\n",
+                 "[--contexts C1,C2] [--walk NxG,...] [--tile2d NxU,...]\n",
                  e.what());
     return 2;
   }
