@@ -67,18 +67,19 @@ void each_item(const std::string& list, F f) {
   }
 }
 
-// "NxG": N threads a block (a multiple of 32, at most the walk kernel's 512) and G walkers.
-std::pair<int, int> walk_shape(const std::string& flag, const std::string& item) {
+// "AxB" as two positive integers, each at most `max_a` and `max_b`, `a_multiple` dividing A; the
+// names say what they are in the error.
+std::pair<int, int> shape_arg(const std::string& flag, const std::string& item, const char* names,
+                              std::int64_t max_a, std::int64_t max_b, std::int64_t a_multiple,
+                              const char* rule) {
   const std::size_t x = item.find('x');
   if (x == std::string::npos)
-    throw BadArgument(flag + ": expected THREADSxWALKERS, got '" + item + "'");
-  const auto threads = int_arg(flag, item.substr(0, x).c_str());
-  const auto walkers = int_arg(flag, item.substr(x + 1).c_str());
-  if (threads % 32 || threads > 512 || walkers > 65535)
-    throw BadArgument(
-        flag + ": threads must be a multiple of 32 up to 512 and walkers at most 65535, got '" +
-        item + "'");
-  return {static_cast<int>(threads), static_cast<int>(walkers)};
+    throw BadArgument(flag + ": expected " + names + ", got '" + item + "'");
+  const auto a = int_arg(flag, item.substr(0, x).c_str());
+  const auto b = int_arg(flag, item.substr(x + 1).c_str());
+  if (a > max_a || b > max_b || a % a_multiple)
+    throw BadArgument(flag + ": " + rule + ", got '" + item + "'");
+  return {static_cast<int>(a), static_cast<int>(b)};
 }
 
 Options parse(int argc, char** argv) {
@@ -106,18 +107,15 @@ Options parse(int argc, char** argv) {
         }
       });
     } else if (arg == "--walk") {
-      each_item(v, [&](const std::string& item) { o.walks.push_back(walk_shape(arg, item)); });
+      each_item(v, [&](const std::string& item) {
+        o.walks.push_back(shape_arg(arg, item, "THREADSxWALKERS", 512, 65535, 32,
+                                    "threads must be a multiple of 32 up to 512 (the walk "
+                                    "kernel's bound) and walkers at most 65535"));
+      });
     } else if (arg == "--tile2d") {
       each_item(v, [&](const std::string& item) {
-        const std::size_t x = item.find('x');
-        if (x == std::string::npos)
-          throw BadArgument(arg + ": expected THREADSxUNROLL, got '" + item + "'");
-        const auto threads = int_arg(arg, item.substr(0, x).c_str());
-        const auto unroll = int_arg(arg, item.substr(x + 1).c_str());
-        if (threads > 512 || unroll > 2)
-          throw BadArgument(arg + ": threads must be at most 512 and the unroll 1 or 2, got '" +
-                            item + "'");
-        o.tiles.emplace_back(static_cast<int>(threads), static_cast<int>(unroll));
+        o.tiles.push_back(shape_arg(arg, item, "THREADSxUNROLL", 512, 2, 1,
+                                    "threads must be at most 512 and the unroll 1 or 2"));
       });
     } else {
       throw BadArgument("unknown argument '" + arg + "'");
