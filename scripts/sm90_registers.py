@@ -9,8 +9,8 @@ pipe the logs in:
          -std=c++17 -Xptxas -v -c kernels/$op/optimized.cu -o /dev/null 2>&1
   done | scripts/sm90_registers.py > kernels/common/sm90_registers.inc
 The profiles turn these counts into blocks per SM (kernels/common/device_props.cpp,
-sm90_resident_blocks); the GPU test Gpu.H200ProfileMatchesTheDevice compares the result with the
-occupancy API on an H200.
+sm90_resident_blocks); the GPU test Gpu.ProfileMatchesTheDevice compares the result with the
+occupancy API on an H200 or an H100.
 """
 import re
 import subprocess
@@ -21,7 +21,7 @@ TYPES = {"float": "f32", "__half": "f16", "__nv_bfloat16": "bf16",
          "long": "int64", "int": "int32", "true": "1", "false": "0"}
 # The instantiations the plans ask about (kernels/common/device_props.hpp, KernelRef::name).
 WANTED = {
-    "concat_2d": lambda a: a[3] == "1" and a[4] == "int64",
+    "concat_2d": lambda a: a[3] in ("1", "2") and a[4] == "int64",
     "concat_walk": lambda a: a[4] == "0",
     "concat_optimized": lambda a: True,
     "cache_write_optimized": lambda a: a[3] == "1" and a[5:] == ["0", "0", "int64"],

@@ -190,6 +190,13 @@ int occupancy(const KernelRef& k, int threads) {
   cudaError_t e = cudaErrorInvalidValue;
   switch (k.kernel) {
     case KernelRef::Kernel::concat_2d:
+      if constexpr (V * sizeof(In) == 16) {
+        if (k.unroll == 2) {
+          e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &n, concat_2d<In, Out, V, 2, std::int64_t>, threads, 0);
+          break;
+        }
+      }
       e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, concat_2d<In, Out, V, 1, std::int64_t>,
                                                         threads, 0);
       break;

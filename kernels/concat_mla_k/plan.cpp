@@ -97,15 +97,18 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
   const Tile2D tile(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 1);
   if (tile.ok()) {
     if (one_wave_2d(a, V, d)) return tiled(tile, 1);
-    // Above L2 (DRAM-bound): two tokens in flight per thread for 16-byte input vectors; wider
-    // ones (fp32 in) stay at one, as the registers cost more occupancy than they buy.
-    if (!fits_l2) {
-      if (V * in == 16) {
-        const Tile2D tile2(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 2);
-        if (tile2.ok()) return tiled(tile2, 2);
-      }
-      return tiled(tile, 1);
-    }
+    const Tile2D tile2(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 2);
+    const bool two_ok = V * in == 16 && tile2.ok();
+    // Two tokens a thread (16-byte input vectors; wider ones, fp32 in, stay at one, as the
+    // registers cost more occupancy than they buy): above L2 (DRAM-bound), and where they bring
+    // the 2-D tiling into one wave, which measured faster than walking the tokens
+    // (docs/perf-notes.md, 2026-12-06, "two tokens a thread bring the 2-D tiling into one wave").
+    if (two_ok &&
+        (!fits_l2 ||
+         one_wave(tile2.blocks(), d.sm_count,
+                  d.resident_blocks(ref(a, KernelRef::Kernel::concat_2d, V, 2), tile2.threads()))))
+      return tiled(tile2, 2);
+    if (!fits_l2) return tiled(tile, 1);
   }
   // Between one wave and L2's size (L2-resident when the producer or a graph replay just
   // touched the data), walking tokens measures faster than either tiling (up to 20% against the
