@@ -2,9 +2,10 @@
 # Lands what tools/remote/context_proof.sh left in OUT_DIR (its CSVs and sidecars, fetched from the
 # GPU host) under results/BOARD/context/ (BOARD: h200, h100, ...): each context's CSV with its
 # sidecar (results_sidecars.py put), its `kvbench bounds` CSV with a sidecar derived from the run's
-# (results_sidecars.py derive), perf.yaml's T <= 128 run after a producer as after_producer_cupti.csv,
-# the decode plot, and the sidecar check last. A context the proof did not reach is named and
-# skipped. Usage: tools/remote/context_results.sh OUT_DIR BOARD
+# (results_sidecars.py derive), perf.yaml's T <= 128 run after a producer as after_producer_cupti.csv
+# with its plot of optimized against the seed's Triton, the decode plot, and the sidecar check
+# last. A context the proof did not reach is named and skipped.
+# Usage: tools/remote/context_results.sh OUT_DIR BOARD
 set -euo pipefail
 if [ $# -ne 2 ] || [ ! -d "$1" ]; then
   echo "usage: tools/remote/context_results.sh OUT_DIR BOARD (OUT_DIR: context_proof.sh's outputs)" >&2
@@ -35,6 +36,8 @@ for ctx in back_to_back cold after_producer layer; do
 done
 if [ -f "$SRC/after_producer_perf.csv" ]; then
   $SC put "$SRC/after_producer_perf.csv" "$DEST/after_producer_cupti.csv"
+  python3 scripts/plot.py compare "$DEST/after_producer_cupti.csv" "$DEST/after_producer_cupti.csv" \
+    --variants triton,optimized -o "$DEST/after_producer_cupti_optimized_vs_triton.png"
 fi
 if [ ${#plotted[@]} -gt 0 ]; then
   python3 scripts/plot.py decode "${plotted[@]}" --variants triton,seed_port,optimized -o "$DEST/decode.png"
