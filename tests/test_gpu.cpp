@@ -328,7 +328,7 @@ TEST_F(Gpu, ProfileMatchesTheDevice) {
       for (const int v : {wide, narrow, 1}) {
         std::vector<kernels::KernelRef> refs{
             {K::concat_2d, in, out, v, 1, false},
-            {K::concat_2d, in, out, v, v * in_b == 16 || (in_b == 4 && v == 8) ? 2 : 1, false},
+            {K::concat_2d, in, out, v, v * in_b == 16 ? 2 : 1, false},
             {K::concat_walk, in, out, v, v * in_b == 16 ? 4 : 1, false},
             {K::concat_flat, in, out, v, 1, false},
             {K::cache_write_optimized, in, out, v, 1, false},

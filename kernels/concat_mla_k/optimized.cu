@@ -147,8 +147,6 @@ cudaError_t launch_plan(const ConcatArgs& a, const ConcatPlan& p, cudaStream_t s
   const std::int64_t per_token = a.num_heads * head_vecs;
   const dim3 grid = to_dim3(p.grid), block = to_dim3(p.block);
   constexpr bool kIn16 = V * sizeof(In) == 16;
-  // Two tokens a thread: 16-byte input vectors, and f32 inputs in 8-element vectors (32 bytes).
-  constexpr bool kTwoTokens = kIn16 || (sizeof(In) == 4 && V == 8);
   switch (p.path) {
     case ConcatPath::tile_2d: {
       // The grid is (token block, head block), head block fastest.
@@ -162,7 +160,7 @@ cudaError_t launch_plan(const ConcatArgs& a, const ConcatPlan& p, cudaStream_t s
                           concat_2d_args<std::int64_t>(a), nope_vecs, head_blocks);
       };
       if (p.unroll == 1) return go(std::integral_constant<int, 1>{});
-      if constexpr (kTwoTokens) {
+      if constexpr (kIn16) {
         if (p.unroll == 2) return go(std::integral_constant<int, 2>{});
       }
       return cudaErrorInvalidValue;
@@ -192,7 +190,7 @@ int occupancy(const KernelRef& k, int threads) {
   cudaError_t e = cudaErrorInvalidValue;
   switch (k.kernel) {
     case KernelRef::Kernel::concat_2d:
-      if constexpr (V * sizeof(In) == 16 || (sizeof(In) == 4 && V == 8)) {
+      if constexpr (V * sizeof(In) == 16) {
         if (k.unroll == 2) {
           e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
               &n, concat_2d<In, Out, V, 2, std::int64_t>, threads, 0);

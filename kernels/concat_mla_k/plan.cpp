@@ -98,17 +98,16 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
   if (tile.ok()) {
     if (one_wave_2d(a, V, d)) return tiled(tile, 1);
     const Tile2D tile2(a.num_tokens, a.num_heads, head_vecs, k2DTarget, 2);
-    // Two tokens a thread: above L2 (DRAM-bound) for 16-byte input vectors (wider ones, f32 in,
-    // stay at one there, as the registers cost more occupancy than they buy); and within L2 for
-    // 16- and 32-byte input vectors where they bring the 2-D tiling into one wave, which measured
-    // faster than walking the tokens (docs/perf-notes.md, 2026-12-06, "two tokens a thread bring
-    // the 2-D tiling into one wave", and "f32 inputs too").
-    const bool two_ok = (V * in == 16 || (in == 4 && V == 8)) && tile2.ok();
-    const bool two_one_wave =
-        two_ok &&
-        one_wave(tile2.blocks(), d.sm_count,
-                 d.resident_blocks(ref(a, KernelRef::Kernel::concat_2d, V, 2), tile2.threads()));
-    if (two_ok && (fits_l2 ? two_one_wave : V * in == 16)) return tiled(tile2, 2);
+    const bool two_ok = V * in == 16 && tile2.ok();
+    // Two tokens a thread (16-byte input vectors; wider ones, fp32 in, stay at one, as the
+    // registers cost more occupancy than they buy): above L2 (DRAM-bound), and where they bring
+    // the 2-D tiling into one wave, which measured faster than walking the tokens
+    // (docs/perf-notes.md, 2026-12-06, "two tokens a thread bring the 2-D tiling into one wave").
+    if (two_ok &&
+        (!fits_l2 ||
+         one_wave(tile2.blocks(), d.sm_count,
+                  d.resident_blocks(ref(a, KernelRef::Kernel::concat_2d, V, 2), tile2.threads()))))
+      return tiled(tile2, 2);
     if (!fits_l2) return tiled(tile, 1);
   }
   // Between one wave and L2's size (L2-resident when the producer or a graph replay just
@@ -214,15 +213,14 @@ std::string to_string(const ConcatPlan& p, DType in) {
   return s;
 }
 
-// The 2-D tiling: every vector kind in int32 and int64 at one token per thread; two for 16-byte
-// input vectors (above L2, or in one wave) and for f32 inputs in 16-byte output vectors (in one
-// wave). The walk: every vector kind, either trigger. Flat: every kind.
+// The 2-D tiling: every vector kind in int32 and int64 at one token per thread; two only for
+// 16-byte input vectors (above L2). The walk: every vector kind, either trigger. Flat: every kind.
 std::set<std::string> reachable_concat_keys() {
   std::set<std::string> keys{"seed_port"};
   for (const std::string v : {"in16", "out16", "1"}) {
     for (const std::string i : {"int32", "int64"}) {
       keys.insert("optimized_2d vec=" + v + " unroll=1 " + i);
-      if (v != "1") keys.insert("optimized_2d vec=" + v + " unroll=2 " + i);
+      if (v == "in16") keys.insert("optimized_2d vec=" + v + " unroll=2 " + i);
     }
     keys.insert("optimized_walk vec=" + v + " late_trigger");
     keys.insert("optimized_walk vec=" + v + " early_trigger");

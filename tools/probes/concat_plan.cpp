@@ -7,8 +7,7 @@
 //   wNxG     token walking with N threads a block and G walkers (--walk N1xG1,N2xG2,...): how the
 //            walk's grid divides the tokens and the blocks over the SMs
 //   tNxU     the 2-D tiling with blocks of at most N threads and U tokens a thread (--tile2d
-//            N1xU1,...; U 1, or 2 for 16-byte input vectors and f32 in 8-element ones): how its
-//            block size decides its time
+//            N1xU1,...; U 1, or 2 for 16-byte input vectors): how its block size decides its time
 // each in every context asked for (default back_to_back,after_producer) by the cupti timer (the
 // event timer when CUPTI cannot be loaded: the column `timer` says which). The plan rule was chosen
 // on back-to-back runs; this says whether the same path wins after a producer.
@@ -181,8 +180,7 @@ LaunchOverride forcing_walk(int threads, int walkers) {
 
 // The planned launch on the 2-D tiling with blocks of at most `threads` threads and `unroll` tokens
 // a thread; an error when no such tiling exists. An unroll of 2 launches only for 16-byte input
-// vectors and f32 in 8-element ones (the kernel is built so), else the launch fails and the
-// probe says so.
+// vectors (the kernel is built so), else the launch fails and the probe says so.
 kernels::ConcatPlan tiling(const kernels::ConcatArgs& a, int threads, int unroll) {
   kernels::ConcatPlan p = forced(a, kernels::ConcatPath::tile_2d);
   if (!p.error.empty()) return p;
