@@ -42,12 +42,12 @@ KernelRef ref(const ConcatArgs& a, KernelRef::Kernel k, int vec, int unroll = 1)
   return {k, a.in_dtype, a.out_dtype, vec, unroll, false};
 }
 
-// Whether the 2-D tiling in `vec`-element vectors runs in one wave.
-bool one_wave_2d(const ConcatArgs& a, int vec, const DeviceProps& d) {
-  const Tile2D tile(a.num_tokens, a.num_heads, (a.nope_dim + a.rope_dim) / vec, k2DTarget, 1);
-  return tile.ok() &&
-         one_wave(tile.blocks(), d.sm_count,
-                  d.resident_blocks(ref(a, KernelRef::Kernel::concat_2d, vec), tile.threads()));
+// Whether the 2-D tiling in `vec`-element vectors, `unroll` tokens a thread, runs in one wave.
+bool one_wave_2d(const ConcatArgs& a, int vec, const DeviceProps& d, int unroll = 1) {
+  const Tile2D tile(a.num_tokens, a.num_heads, (a.nope_dim + a.rope_dim) / vec, k2DTarget, unroll);
+  return tile.ok() && one_wave(tile.blocks(), d.sm_count,
+                               d.resident_blocks(ref(a, KernelRef::Kernel::concat_2d, vec, unroll),
+                                                 tile.threads()));
 }
 
 // The vector width: 16-byte input vectors for narrowing casts where they measure faster than
@@ -103,11 +103,7 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
     // registers cost more occupancy than they buy): above L2 (DRAM-bound), and where they bring
     // the 2-D tiling into one wave, which measured faster than walking the tokens
     // (docs/perf-notes.md, 2026-12-06, "two tokens a thread bring the 2-D tiling into one wave").
-    if (two_ok &&
-        (!fits_l2 ||
-         one_wave(tile2.blocks(), d.sm_count,
-                  d.resident_blocks(ref(a, KernelRef::Kernel::concat_2d, V, 2), tile2.threads()))))
-      return tiled(tile2, 2);
+    if (two_ok && (!fits_l2 || one_wave_2d(a, V, d, 2))) return tiled(tile2, 2);
     if (!fits_l2) return tiled(tile, 1);
   }
   // Between one wave and L2's size (L2-resident when the producer or a graph replay just
