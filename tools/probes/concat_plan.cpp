@@ -8,13 +8,17 @@
 //            walk's grid divides the tokens and the blocks over the SMs
 //   tNxU     the 2-D tiling with blocks of at most N threads and U tokens a thread (--tile2d
 //            N1xU1,...; U 1, or 2 for 16-byte input vectors): how its block size decides its time
+// --vec N launches every forced path (not `planned`) in N-element vectors instead of the planned
+// width (the kernels are built for 16 bytes of input, 16 bytes of the narrower type, and 1); a
+// width the case's strides or the kernels do not allow fails that path's launch, which the probe
+// reports.
 // each in every context asked for (default back_to_back,after_producer) by the cupti timer (the
 // event timer when CUPTI cannot be loaded: the column `timer` says which). The plan rule was chosen
 // on back-to-back runs; this says whether the same path wins after a producer.
 // A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
 // pass or a CUDA call fails, 2 on a bad argument or config, 4 without a CUDA device.
 // Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2] [--walk NxG,...]
-// [--tile2d NxU,...]
+// [--tile2d NxU,...] [--vec N]
 //
 #include <cuda_runtime_api.h>
 
@@ -39,6 +43,7 @@ namespace {
 struct Options {
   std::string config;
   std::int64_t tokens = 0, heads = 0;  // 0: any
+  int vec = 0;                         // the forced paths' vector width; 0: as planned
   std::vector<Context> contexts{Context::back_to_back, Context::after_producer};
   std::vector<std::pair<int, int>> walks;  // (threads a block, walkers) of each forced walk
   std::vector<std::pair<int, int>> tiles;  // (threads a block at most, tokens a thread)
@@ -97,6 +102,10 @@ Options parse(int argc, char** argv) {
       o.tokens = int_arg(arg, v);
     } else if (arg == "--heads") {
       o.heads = int_arg(arg, v);
+    } else if (arg == "--vec") {
+      o.vec = static_cast<int>(int_arg(arg, v));
+      if (o.vec != 1 && o.vec != 2 && o.vec != 4 && o.vec != 8 && o.vec != 16)
+        throw BadArgument("--vec: expected 1, 2, 4, 8 or 16, got '" + std::string(v) + "'");
     } else if (arg == "--contexts") {
       o.contexts.clear();
       each_item(v, [&](const std::string& item) {
@@ -125,11 +134,18 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The planned launch with its path replaced; the vector width, PDL and index type as planned
-// (int32 where every offset fits, as the plan decides for the 2-D tiling).
-kernels::ConcatPlan forced(const kernels::ConcatArgs& a, kernels::ConcatPath path) {
+// The planned launch, in `vec`-element vectors unless `vec` is 0.
+kernels::ConcatPlan planned(const kernels::ConcatArgs& a, int vec) {
   kernels::ConcatPlan p =
       kernels::plan_concat(a, Variant::optimized, kernels::current_device_props());
+  if (vec) p.vec = vec;
+  return p;
+}
+
+// The planned launch with its path replaced; the vector width (or `vec`), PDL and index type as
+// planned (int32 where every offset fits, as the plan decides for the 2-D tiling).
+kernels::ConcatPlan forced(const kernels::ConcatArgs& a, kernels::ConcatPath path, int vec) {
+  kernels::ConcatPlan p = planned(a, vec);
   if (!p.error.empty()) return p;
   const std::int64_t head_vecs = (a.nope_dim + a.rope_dim) / p.vec;
   const std::int64_t largest = (a.num_tokens + 1) * std::max({a.nope_s0, a.rope_s0, a.k_s0});
@@ -155,9 +171,8 @@ kernels::ConcatPlan forced(const kernels::ConcatArgs& a, kernels::ConcatPath pat
 
 // The planned launch as a token walk of `threads`-thread blocks and `walkers` walkers (at most one
 // a token), with the unroll the walk kernel is built with and PDL's trigger at the start.
-kernels::ConcatPlan walking(const kernels::ConcatArgs& a, int threads, int walkers) {
-  kernels::ConcatPlan p =
-      kernels::plan_concat(a, Variant::optimized, kernels::current_device_props());
+kernels::ConcatPlan walking(const kernels::ConcatArgs& a, int threads, int walkers, int vec) {
+  kernels::ConcatPlan p = planned(a, vec);
   if (!p.error.empty()) return p;
   const std::int64_t per_token = a.num_heads * ((a.nope_dim + a.rope_dim) / p.vec);
   p.path = kernels::ConcatPath::walk;
@@ -169,11 +184,11 @@ kernels::ConcatPlan walking(const kernels::ConcatArgs& a, int threads, int walke
   return p;
 }
 
-LaunchOverride forcing_walk(int threads, int walkers) {
+LaunchOverride forcing_walk(int threads, int walkers, int vec) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(
-      Kernel::concat_mla_k, [threads, walkers](const kernels::ConcatArgs& a, cudaStream_t s) {
-        return kernels::launch_concat_mla_k(a, walking(a, threads, walkers), s);
+      Kernel::concat_mla_k, [threads, walkers, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
+        return kernels::launch_concat_mla_k(a, walking(a, threads, walkers, vec), s);
       });
   return o;
 }
@@ -181,8 +196,8 @@ LaunchOverride forcing_walk(int threads, int walkers) {
 // The planned launch on the 2-D tiling with blocks of at most `threads` threads and `unroll` tokens
 // a thread; an error when no such tiling exists. An unroll of 2 launches only for 16-byte input
 // vectors (the kernel is built so), else the launch fails and the probe says so.
-kernels::ConcatPlan tiling(const kernels::ConcatArgs& a, int threads, int unroll) {
-  kernels::ConcatPlan p = forced(a, kernels::ConcatPath::tile_2d);
+kernels::ConcatPlan tiling(const kernels::ConcatArgs& a, int threads, int unroll, int vec) {
+  kernels::ConcatPlan p = forced(a, kernels::ConcatPath::tile_2d, vec);
   if (!p.error.empty()) return p;
   const kernels::Tile2D tile(a.num_tokens, a.num_heads, (a.nope_dim + a.rope_dim) / p.vec, threads,
                              unroll);
@@ -196,21 +211,21 @@ kernels::ConcatPlan tiling(const kernels::ConcatArgs& a, int threads, int unroll
   return p;
 }
 
-LaunchOverride forcing_tile(int threads, int unroll) {
+LaunchOverride forcing_tile(int threads, int unroll, int vec) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(
-      Kernel::concat_mla_k, [threads, unroll](const kernels::ConcatArgs& a, cudaStream_t s) {
-        const kernels::ConcatPlan p = tiling(a, threads, unroll);
+      Kernel::concat_mla_k, [threads, unroll, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
+        const kernels::ConcatPlan p = tiling(a, threads, unroll, vec);
         return p.error.empty() ? kernels::launch_concat_mla_k(a, p, s) : cudaErrorInvalidValue;
       });
   return o;
 }
 
-LaunchOverride forcing(kernels::ConcatPath path) {
+LaunchOverride forcing(kernels::ConcatPath path, int vec) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
-                            [path](const kernels::ConcatArgs& a, cudaStream_t s) {
-                              return kernels::launch_concat_mla_k(a, forced(a, path), s);
+                            [path, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
+                              return kernels::launch_concat_mla_k(a, forced(a, path, vec), s);
                             });
   return o;
 }
@@ -234,14 +249,14 @@ int probe(const Options& o, const Config& config, const DeviceInfo& device) {
         LaunchOverride launch;
       };
       std::vector<Path> paths{{"planned", {}},
-                              {"2d", forcing(kernels::ConcatPath::tile_2d)},
-                              {"flat", forcing(kernels::ConcatPath::flat)}};
+                              {"2d", forcing(kernels::ConcatPath::tile_2d, o.vec)},
+                              {"flat", forcing(kernels::ConcatPath::flat, o.vec)}};
       for (const auto& [threads, walkers] : o.walks)
         paths.push_back({"w" + std::to_string(threads) + "x" + std::to_string(walkers),
-                         forcing_walk(threads, walkers)});
+                         forcing_walk(threads, walkers, o.vec)});
       for (const auto& [threads, unroll] : o.tiles)
         paths.push_back({"t" + std::to_string(threads) + "x" + std::to_string(unroll),
-                         forcing_tile(threads, unroll)});
+                         forcing_tile(threads, unroll, o.vec)});
       for (const auto& path : paths) {
         const Row r = run_case(c, s, device, {}, path.launch);
         const std::string timer = r.timer ? std::string(to_string(*r.timer)) : "-";
@@ -271,7 +286,7 @@ int main(int argc, char** argv) {
   } catch (const kvbench::BadArgument& e) {
     std::fprintf(stderr,
                  "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
-                 "[--contexts C1,C2] [--walk NxG,...] [--tile2d NxU,...]\n",
+                 "[--contexts C1,C2] [--walk NxG,...] [--tile2d NxU,...] [--vec N]\n",
                  e.what());
     return 2;
   }
