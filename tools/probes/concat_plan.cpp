@@ -8,9 +8,6 @@
 //            walk's grid divides the tokens and the blocks over the SMs
 //   tNxU     the 2-D tiling with blocks of at most N threads and U tokens a thread (--tile2d
 //            N1xU1,...; U 1, or 2 for 16-byte input vectors): how its block size decides its time
-//   cI       a block per token, each thread walking one 16-byte input column down the heads with I
-//            loads in flight (tools/probes/concat_columns.cu, --columns I1,...; I 8, 16 or 32):
-//            the form the seed's Triton kernel compiles to
 // --vec N launches every forced path (not `planned`) in N-element vectors instead of the planned
 // width (the kernels are built for 16 bytes of input, 16 bytes of the narrower type, and 1); a
 // width the case's strides or the kernels do not allow fails that path's launch, which the probe
@@ -21,7 +18,7 @@
 // A probe, not a test: it asserts nothing about the figures. It exits 1 when a case does not
 // pass or a CUDA call fails, 2 on a bad argument or config, 4 without a CUDA device.
 // Usage: probe_concat_plan CONFIG [--tokens T] [--heads H] [--contexts C1,C2] [--walk NxG,...]
-// [--tile2d NxU,...] [--columns I,...] [--vec N]
+// [--tile2d NxU,...] [--vec N]
 //
 #include <cuda_runtime_api.h>
 
@@ -39,7 +36,6 @@
 #include "kernels/concat_mla_k/plan.hpp"
 #include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
-#include "tools/probes/concat_columns.hpp"
 
 namespace kvbench {
 namespace {
@@ -51,7 +47,6 @@ struct Options {
   std::vector<Context> contexts{Context::back_to_back, Context::after_producer};
   std::vector<std::pair<int, int>> walks;  // (threads a block, walkers) of each forced walk
   std::vector<std::pair<int, int>> tiles;  // (threads a block at most, tokens a thread)
-  std::vector<int> columns;                // loads in flight a thread of each column kernel
 };
 
 class BadArgument : public std::runtime_error {
@@ -107,13 +102,6 @@ Options parse(int argc, char** argv) {
       o.tokens = int_arg(arg, v);
     } else if (arg == "--heads") {
       o.heads = int_arg(arg, v);
-    } else if (arg == "--columns") {
-      each_item(v, [&](const std::string& item) {
-        const auto items = int_arg(arg, item.c_str());
-        if (items != 8 && items != 16 && items != 32)
-          throw BadArgument("--columns: expected 8, 16 or 32 loads in flight, got '" + item + "'");
-        o.columns.push_back(static_cast<int>(items));
-      });
     } else if (arg == "--vec") {
       o.vec = static_cast<int>(int_arg(arg, v));
       if (o.vec != 1 && o.vec != 2 && o.vec != 4 && o.vec != 8 && o.vec != 16)
@@ -233,15 +221,6 @@ LaunchOverride forcing_tile(int threads, int unroll, int vec) {
   return o;
 }
 
-LaunchOverride forcing_columns(int items) {
-  LaunchOverride o;
-  o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
-                            [items](const kernels::ConcatArgs& a, cudaStream_t s) {
-                              return probes::launch_concat_columns(a, items, s);
-                            });
-  return o;
-}
-
 LaunchOverride forcing(kernels::ConcatPath path, int vec) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
@@ -278,8 +257,6 @@ int probe(const Options& o, const Config& config, const DeviceInfo& device) {
       for (const auto& [threads, unroll] : o.tiles)
         paths.push_back({"t" + std::to_string(threads) + "x" + std::to_string(unroll),
                          forcing_tile(threads, unroll, o.vec)});
-      for (int items : o.columns)
-        paths.push_back({"c" + std::to_string(items), forcing_columns(items)});
       for (const auto& path : paths) {
         const Row r = run_case(c, s, device, {}, path.launch);
         const std::string timer = r.timer ? std::string(to_string(*r.timer)) : "-";
@@ -307,11 +284,10 @@ int main(int argc, char** argv) {
   try {
     o = kvbench::parse(argc, argv);
   } catch (const kvbench::BadArgument& e) {
-    std::fprintf(
-        stderr,
-        "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
-        "[--contexts C1,C2] [--walk NxG,...] [--tile2d NxU,...] [--columns I,...] [--vec N]\n",
-        e.what());
+    std::fprintf(stderr,
+                 "probe_concat_plan: %s\nusage: probe_concat_plan CONFIG [--tokens T] [--heads H] "
+                 "[--contexts C1,C2] [--walk NxG,...] [--tile2d NxU,...] [--vec N]\n",
+                 e.what());
     return 2;
   }
   kvbench::Config config;
