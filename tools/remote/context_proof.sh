@@ -8,7 +8,8 @@
 #   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test)
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
 #           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
-#   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer
+#   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer;
+#           then `kvbench bounds` of its optimized rows
 #   pairs   probe_context: the T=1 cache write in two-kernel graphs, each kernel timed on its own
 #   plan    perf.yaml's optimized concat cases at T=128 on each launch path (probe_concat_plan),
 #           back to back and after a producer; PLAN_ARGS adds arguments (--heads 128 --walk ...)
@@ -68,6 +69,8 @@ if want ap; then
   st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml --max-tokens 128 \
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
+  st bounds_after_producer_perf 150 "$KV" bounds "$OUT_DIR/after_producer_perf.csv" --variant optimized \
+    -o "$OUT_DIR/bounds_after_producer_perf.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
 fi
 if want pairs; then
   st pairs 60 "$BIN/probe_context"

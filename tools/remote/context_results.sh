@@ -3,7 +3,8 @@
 # GPU host) under results/BOARD/context/ (BOARD: h200, h100, ...): each context's CSV with its
 # sidecar (results_sidecars.py put), its `kvbench bounds` CSV with a sidecar derived from the run's
 # (results_sidecars.py derive), perf.yaml's T <= 128 run after a producer as after_producer_cupti.csv
-# with its plot of optimized against the seed's Triton, the decode plot, and the sidecar check
+# with its `kvbench bounds` CSV (bounds_after_producer_cupti.csv) and its plot of optimized against
+# the seed's Triton, the decode plot, and the sidecar check
 # last. A context the proof did not reach is named and skipped.
 # Usage: tools/remote/context_results.sh OUT_DIR BOARD
 set -euo pipefail
@@ -36,6 +37,13 @@ for ctx in back_to_back cold after_producer layer; do
 done
 if [ -f "$SRC/after_producer_perf.csv" ]; then
   $SC put "$SRC/after_producer_perf.csv" "$DEST/after_producer_cupti.csv"
+  if [ -f "$SRC/bounds_after_producer_perf.csv" ]; then
+    B=$DEST/bounds_after_producer_cupti.csv
+    cp "$SRC/bounds_after_producer_perf.csv" "$B"
+    $SC derive "$B" --from "$DEST/after_producer_cupti.csv.json" --tool "kvbench bounds" \
+      --input "$DEST/after_producer_cupti.csv" \
+      --note "plain-move references of the optimized rows, timed after a producer by kvbench bounds ($(($(wc -l <"$B") - 1)) of $(grep -c ',optimized,' "$DEST/after_producer_cupti.csv") rows)"
+  fi
   python3 scripts/plot.py compare "$DEST/after_producer_cupti.csv" "$DEST/after_producer_cupti.csv" \
     --variants triton,optimized -o "$DEST/after_producer_cupti_optimized_vs_triton.png"
 fi
