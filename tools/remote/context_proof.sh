@@ -69,8 +69,8 @@ if want ap; then
   st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml --max-tokens 128 \
     --variants triton,optimized --context after_producer --timer cupti \
     -o "$OUT_DIR/after_producer_perf.csv"
-  st bounds_after_producer_perf 150 "$KV" bounds "$OUT_DIR/after_producer_perf.csv" --variant optimized \
-    -o "$OUT_DIR/bounds_after_producer_perf.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
+  st bounds_after_producer_perf 240 "$KV" bounds "$OUT_DIR/after_producer_perf.csv" --variant optimized \
+    -o "$OUT_DIR/bounds_after_producer_perf.csv" --min-samples 10 --min-time 0.005 --timeout 0.5
 fi
 if want pairs; then
   st pairs 60 "$BIN/probe_context"
