@@ -32,11 +32,15 @@
 #include "runtime/cupti_timer.hpp"
 #include "runtime/runner.hpp"
 #include "runtime/timing_kernels.hpp"
+#include "tools/probes/pairs.hpp"
 
 namespace kvbench {
 namespace {
 
-using Fn = std::function<cudaError_t(cudaStream_t)>;
+using probes::Fn;
+using probes::functions_of;
+using probes::print_attributes;
+using probes::print_pair;
 
 struct Options {
   Variant variant = Variant::optimized;
@@ -91,147 +95,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// A graph captured from `body` on `stream`.
-struct Graph {
-  cudaGraph_t g = nullptr;
-  Graph(const std::function<void(cudaStream_t)>& body, cudaStream_t stream) {
-    KVB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      body(stream);
-    } catch (...) {
-      cudaStreamEndCapture(stream, &g);
-      if (g) cudaGraphDestroy(g);
-      throw;
-    }
-    KVB_CUDA_CHECK(cudaStreamEndCapture(stream, &g));
-  }
-  ~Graph() {
-    if (g) cudaGraphDestroy(g);
-  }
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-
-  // The functions of its kernel nodes, in no particular order.
-  std::vector<void*> kernel_functions() const {
-    std::size_t n = 0;
-    KVB_CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &n));
-    std::vector<cudaGraphNode_t> nodes(n);
-    KVB_CUDA_CHECK(cudaGraphGetNodes(g, nodes.data(), &n));
-    std::vector<void*> out;
-    for (cudaGraphNode_t node : nodes) {
-      cudaGraphNodeType type{};
-      KVB_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-      if (type != cudaGraphNodeTypeKernel) continue;
-      cudaKernelNodeParams p{};
-      if (cudaGraphKernelNodeGetParams(node, &p) != cudaSuccess) {
-        cudaGetLastError();
-        p.func = nullptr;  // a node this API cannot describe: counted, not inspected
-      }
-      out.push_back(p.func);
-    }
-    return out;
-  }
-};
-
-std::vector<void*> functions_of(const Fn& f, cudaStream_t stream) {
-  const Graph g([&](cudaStream_t s) { KVB_CUDA_CHECK(f(s)); }, stream);
-  return g.kernel_functions();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-struct PairTiming {
-  double first_us = 0, first_gap_us = 0, second_us = 0, second_gap_us = 0, span_us = 0;
-  std::size_t incomplete = 0, dropped = 0;
-};
-
-// [a b] repeated `steps` times in one graph, replayed o.replays times after 20 untimed replays;
-// each kernel timed on its own.
-PairTiming time_pair(const Fn& a, const Fn& b, const Options& o, CuptiTimer& timer,
-                     cudaStream_t stream) {
-  timer.start();  // before the graph is made, so CUPTI sees it made
-  ReplayShape shape;
-  shape.steps = static_cast<std::size_t>(o.steps);
-  shape.producer = functions_of(a, stream).size();
-  shape.launch = functions_of(b, stream).size();
-  const Graph graph(
-      [&](cudaStream_t s) {
-        for (int i = 0; i < o.steps; ++i) {
-          KVB_CUDA_CHECK(a(s));
-          KVB_CUDA_CHECK(b(s));
-        }
-      },
-      stream);
-  const GraphExec exec(graph.g);
-  for (int i = 0; i < 20; ++i) KVB_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
-  KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
-  timer.take();
-  std::vector<ReplayTiming> replays;
-  for (int r = 0; r < o.replays; ++r) {
-    KVB_CUDA_CHECK(cudaGraphLaunch(exec.get(), stream));
-    KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    replays.push_back(time_replay(timer.take(), shape));
-  }
-  timer.stop();
-  std::vector<double> first, first_gap, second, second_gap, span;
-  PairTiming t;
-  for (const ReplayTiming& r : replays) {
-    t.dropped += r.dropped;
-    if (!r.complete) {
-      ++t.incomplete;
-      continue;
-    }
-    for (const UnitTiming& u : r.producers) {
-      first.push_back(u.duration_us);
-      if (u.has_gap) first_gap.push_back(u.gap_us);
-    }
-    for (const UnitTiming& u : r.launches) {
-      second.push_back(u.duration_us);
-      second_gap.push_back(u.gap_us);
-    }
-    span.push_back(r.span_us);
-  }
-  if (span.empty())
-    throw std::runtime_error("no replay's kernel records add up: " + replays.front().problem);
-  t.first_us = median(first);
-  t.first_gap_us = median(first_gap);
-  t.second_us = median(second);
-  t.second_gap_us = median(second_gap);
-  t.span_us = median(span);
-  return t;
-}
-
-void print_row(const char* graph, const char* kernel, double us, double gap_us, double span_us) {
-  std::printf("%-22s %-8s %10.3f %12.3f %10.3f\n", graph, kernel, us, gap_us, span_us);
-}
-
-void print_pair(const char* graph, const char* a, const char* b, const PairTiming& t) {
-  print_row(graph, a, t.first_us, t.first_gap_us, t.span_us);
-  print_row("", b, t.second_us, t.second_gap_us, t.span_us);
-  if (t.incomplete || t.dropped)
-    std::printf("%-22s (%zu replays left out, %zu invalid records)\n", "", t.incomplete, t.dropped);
-}
-
-// Registers, static shared and local memory of each kernel `f` launches.
-void print_attributes(const char* name, const Fn& f, cudaStream_t stream) {
-  for (void* fn : functions_of(f, stream)) {
-    if (!fn) {
-      std::printf("  %s: a kernel node whose function cannot be read\n", name);
-      continue;
-    }
-    cudaFuncAttributes a{};
-    KVB_CUDA_CHECK(cudaFuncGetAttributes(&a, fn));
-    std::printf("  %s: %d registers, %zu B static shared, %zu B local, max %d threads, sm_%d\n",
-                name, a.numRegs, a.sharedSizeBytes, a.localSizeBytes, a.maxThreadsPerBlock,
-                a.binaryVersion);
-  }
-}
-
 void set_carveout(const std::vector<void*>& functions, int percent) {
   for (void* fn : functions)
     if (fn)
@@ -281,17 +144,18 @@ void probe(const Options& o, Variant v, const DeviceInfo& device, CuptiTimer& ti
   print_attributes("P", p, stream.get());
   std::printf("%-22s %-8s %10s %12s %10s\n", "graph", "kernel", "median us", "gap before us",
               "span us");
-  print_pair("[K K]", "K", "K", time_pair(k, k, o, timer, stream.get()));
-  print_pair("[P K]", "P", "K", time_pair(p, k, o, timer, stream.get()));
-  print_pair("[P P]", "P", "P", time_pair(p, p, o, timer, stream.get()));
-  print_pair("[E K]", "E", "K", time_pair(e, k, o, timer, stream.get()));
-  print_pair("[P E]", "P", "E", time_pair(p, e, o, timer, stream.get()));
-  print_pair("[P' K]", "P'", "K", time_pair(p_other, k, o, timer, stream.get()));
+  print_pair("[K K]", "K", "K", probes::time_pair(k, k, o.steps, o.replays, timer, stream.get()));
+  print_pair("[P K]", "P", "K", probes::time_pair(p, k, o.steps, o.replays, timer, stream.get()));
+  print_pair("[P P]", "P", "P", probes::time_pair(p, p, o.steps, o.replays, timer, stream.get()));
+  print_pair("[E K]", "E", "K", probes::time_pair(e, k, o.steps, o.replays, timer, stream.get()));
+  print_pair("[P E]", "P", "E", probes::time_pair(p, e, o.steps, o.replays, timer, stream.get()));
+  print_pair("[P' K]", "P'", "K",
+             probes::time_pair(p_other, k, o.steps, o.replays, timer, stream.get()));
   std::vector<void*> both = functions_of(p, stream.get());
   for (void* fn : functions_of(k, stream.get())) both.push_back(fn);
   set_carveout(both, o.carveout);
   const std::string name = "[P K] carveout " + std::to_string(o.carveout) + "%";
-  const PairTiming same = time_pair(p, k, o, timer, stream.get());
+  const probes::PairTiming same = probes::time_pair(p, k, o.steps, o.replays, timer, stream.get());
   set_carveout(both, cudaSharedmemCarveoutDefault);
   print_pair(name.c_str(), "P", "K", same);
   row.status = Status::passed;
