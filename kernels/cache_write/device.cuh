@@ -21,6 +21,25 @@ __device__ __forceinline__ std::int64_t physical_slot(const CacheWriteArgs& a, s
   return s == a.skip_slot ? -1 : s;
 }
 
+// The maxima over the row's `lanes` lanes (a power of two, aligned in the warp; `mask` names them)
+// of the K and the V amax, both non-negative and never NaN (token_head.cu's vec_amax). A whole-warp
+// row takes one REDUX each: non-negative floats, +inf included, order as their bit patterns, so the
+// unsigned max is the float max, exactly. Narrower rows take xor shuffles, K's and V's interleaved
+// so that the two chains overlap (docs/perf-notes.md, "2026-12-06, 2abfd61").
+__device__ __forceinline__ void group_max(float& k, float& v, int lanes, unsigned mask) {
+#if __CUDA_ARCH__ >= 800
+  if (lanes == 32) {
+    k = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(k)));
+    v = __uint_as_float(__reduce_max_sync(0xFFFFFFFFu, __float_as_uint(v)));
+    return;
+  }
+#endif
+  for (int offset = lanes / 2; offset > 0; offset /= 2) {
+    k = fmaxf(k, __shfl_xor_sync(mask, k, offset));
+    v = fmaxf(v, __shfl_xor_sync(mask, v, offset));
+  }
+}
+
 // Slot -> (block, offset in block). 64-bit division is a long instruction sequence; slots and
 // block sizes below 2^31 take a multiply-shift (FastDiv of the block size, built at launch).
 __device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block_size,

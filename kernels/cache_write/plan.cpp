@@ -177,9 +177,10 @@ void plan_slot_order(const CacheWriteArgs& a, int vec, CacheWritePlan& p) {
 }
 
 // per_token_head (SPEC.md §7, token_head.cu): a sub-warp of `lanes` lanes per (token, head) row,
-// each lane holding 4-value vectors; its amax is a max over the lane's values and log2(lanes)
-// xor-shuffles. Lanes: the power of two that covers the row's vectors, up to a warp; a row of
-// more than 32 * 8 vectors (D > 1024) is read twice instead of held in registers.
+// each lane holding 4-value vectors; its amax is a max over the lane's values and then over the
+// lanes (one REDUX for a whole warp, else log2(lanes) xor-shuffles). Lanes: the power of two that
+// covers the row's vectors, up to a warp; a row of more than 32 * 8 vectors (D > 1024) is read
+// twice instead of held in registers.
 void plan_token_head(const CacheWriteArgs& a, CacheWritePlan& p) {
   p.path = CacheWritePath::token_head;
   p.vec = kTokenHeadVec;

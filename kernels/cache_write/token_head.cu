@@ -1,6 +1,6 @@
 // reshape_and_cache_flash with scale per_token_head (SPEC.md §7), the `optimized` variant's path
 // for it. Why a kernel of its own: every (token, head) row needs its own amax before any of its
-// codes is written, so a sub-warp holds the row in registers, reduces it with shuffles and
+// codes is written, so a sub-warp holds the row in registers, reduces it across its lanes and
 // quantizes it without reading it twice. One sub-warp of `lanes` lanes per (token, head) moves
 // the K row and the V row: each lane holds 4-value vectors (8-byte loads, one 4-byte store of
 // e4m3 codes), its first lane stores the two fp32 scales. Padding tokens, SWA remap and the skip
@@ -28,13 +28,6 @@ __device__ __forceinline__ float vec_amax(float amax, const Vec<In, kVec>& x) {
 #pragma unroll
   for (int i = 0; i < kVec; ++i) amax = fmaxf(amax, fabsf(to_float(x.v[i])));
   return amax;
-}
-
-// The max over the row's `lanes` lanes (a power of two, aligned in the warp; `mask` names them).
-__device__ __forceinline__ float group_max(float v, int lanes, unsigned mask) {
-  for (int offset = lanes / 2; offset > 0; offset /= 2)
-    v = fmaxf(v, __shfl_xor_sync(mask, v, offset));
-  return v;
 }
 
 // x / s correctly rounded (Divisor, as the reference's IEEE division), then e4m3 with
@@ -96,8 +89,7 @@ __global__ void __launch_bounds__(kThreads)
         ka = vec_amax(ka, kx[r]);
         va = vec_amax(va, vx[r]);
       }
-    ka = group_max(ka, lanes, mask);
-    va = group_max(va, lanes, mask);
+    group_max(ka, va, lanes, mask);
     const float ks = row_scale(ka), vs = row_scale(va);
     const Divisor kd(ks), vd(vs);
 #pragma unroll
@@ -117,8 +109,7 @@ __global__ void __launch_bounds__(kThreads)
       ka = vec_amax(ka, load_vec<In, kVec>(key + kVec * j));
       va = vec_amax(va, load_vec<In, kVec>(value + kVec * j));
     }
-    ka = group_max(ka, lanes, mask);
-    va = group_max(va, lanes, mask);
+    group_max(ka, va, lanes, mask);
     const float ks = row_scale(ka), vs = row_scale(va);
     const Divisor kd(ks), vd(vs);
     for (int j = lane; j < vecs; j += lanes) {

@@ -4,7 +4,7 @@
 // to back ([K K], read by the replay's span). The parts:
 //   slot    the slot load (with SWA the table) before the row's stores; without it, token t
 //           writes slot t
-//   reduce  the row's amax across its lanes (xor shuffles); without it, each lane's own
+//   reduce  the row's amax across its lanes (kernels::group_max); without it, each lane's own
 //   divide  the scale's correctly rounded quotient and the codes' division by it (Divisor);
 //           without it, one approximate reciprocal and multiplications
 // `planned` is the library's own launch (validated first); `all` is this file's kernel with every
@@ -90,12 +90,7 @@ __global__ void __launch_bounds__(256)
       }
     }
   }
-  if constexpr ((KEEP & kReduce) != 0) {
-    for (int o = lanes / 2; o > 0; o /= 2) {
-      ka = fmaxf(ka, __shfl_xor_sync(mask, ka, o));
-      va = fmaxf(va, __shfl_xor_sync(mask, va, o));
-    }
-  }
+  if constexpr ((KEEP & kReduce) != 0) kernels::group_max(ka, va, lanes, mask);
   float ks, vs;
   if constexpr ((KEEP & kDivide) != 0) {
     ks = fmaxf(__fdiv_rn(ka, 448.0f), 1e-6f);
