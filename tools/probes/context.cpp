@@ -50,19 +50,8 @@ struct Options {
   int carveout = 100;  // percent of the unified L1/shared memory preferred as shared
 };
 
-class BadArgument : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-std::int64_t int_arg(const std::string& flag, const char* text, std::int64_t lo, std::int64_t hi) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (!*text || *end || v < lo || v > hi)
-    throw BadArgument(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "], got '" + text + "'");
-  return v;
-}
+using probes::BadArgument;
+using probes::int_arg;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -169,34 +158,14 @@ void probe(const Options& o, Variant v, const DeviceInfo& device, CuptiTimer& ti
 
 int main(int argc, char** argv) {
   kvbench::Options o;
-  try {
-    o = kvbench::parse(argc, argv);
-  } catch (const kvbench::BadArgument& e) {
-    std::fprintf(stderr,
-                 "probe_context: %s\nusage: probe_context [--variant V] [--tokens T] [--heads H] "
-                 "[--head-size D] [--steps N] [--replays N] [--carveout PCT]\n",
-                 e.what());
-    return 2;
-  }
-  kvbench::DeviceInfo device;
-  try {
-    device = kvbench::open_device();
-  } catch (const kvbench::NoDeviceError& e) {
-    std::fprintf(stderr, "probe_context: %s\n", e.what());
-    return 4;
-  }
-  try {
-    kvbench::CuptiTimer* timer = kvbench::CuptiTimer::get();
-    if (!timer)
-      throw std::runtime_error("needs CUPTI: " + kvbench::CuptiTimer::unavailable_reason());
-    std::printf("probe_context on %s; CUPTI %s (API version %u)\n", device.name.c_str(),
-                timer->library().c_str(), timer->version());
-    kvbench::probe(o, o.variant, device, *timer);
-    if (o.variant != kvbench::Variant::seed_port)
-      kvbench::probe(o, kvbench::Variant::seed_port, device, *timer);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "probe_context: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return kvbench::probes::cupti_probe_main(
+      "probe_context",
+      "probe_context [--variant V] [--tokens T] [--heads H] [--head-size D] [--steps N] "
+      "[--replays N] [--carveout PCT]",
+      [&] { o = kvbench::parse(argc, argv); },
+      [&](const kvbench::DeviceInfo& device, kvbench::CuptiTimer& timer) {
+        kvbench::probe(o, o.variant, device, timer);
+        if (o.variant != kvbench::Variant::seed_port)
+          kvbench::probe(o, kvbench::Variant::seed_port, device, timer);
+      });
 }

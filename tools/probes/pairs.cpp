@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "core/kernel_records.hpp"
@@ -148,6 +149,16 @@ void print_attributes(const char* name, const Fn& f, cudaStream_t stream) {
                 name, a.numRegs, a.sharedSizeBytes, a.localSizeBytes, a.maxThreadsPerBlock,
                 a.binaryVersion);
   }
+}
+
+std::int64_t int_arg(const std::string& flag, const std::string& text, std::int64_t lo,
+                     std::int64_t hi) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || v < lo || v > hi)
+    throw BadArgument(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "], got '" + text + "'");
+  return v;
 }
 
 }  // namespace kvbench::probes

@@ -1,15 +1,22 @@
 // What the CUPTI probes share: two-kernel graphs replayed many times, each kernel timed on its
-// own with the CUPTI timer (runtime/cupti_timer.hpp). Used by probe_context and
+// own with the CUPTI timer (runtime/cupti_timer.hpp), and their main. Used by probe_context and
 // probe_token_head_parts; a probe's helpers, not part of kvbench.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "runtime/cupti_timer.hpp"
+#include "runtime/device_info.hpp"
+#include "runtime/runner.hpp"
 
 namespace kvbench::probes {
 
@@ -36,5 +43,46 @@ void print_row(const char* graph, const char* kernel, double us, double gap_us, 
 void print_pair(const char* graph, const char* a, const char* b, const PairTiming& t);
 // Registers, static shared and local memory of each kernel `f` launches.
 void print_attributes(const char* name, const Fn& f, cudaStream_t stream);
+
+// A bad command-line argument: the probe prints it with its usage and exits 2.
+class BadArgument : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// `text` as an integer in [lo, hi]; BadArgument naming `flag` otherwise.
+std::int64_t int_arg(const std::string& flag, const std::string& text, std::int64_t lo,
+                     std::int64_t hi);
+
+// The main of a CUPTI probe named `name`: `parse()` (a BadArgument: the message and `usage`,
+// exit 2), the device (none: exit 4), the CUPTI timer (none: exit 1), then `body(device, timer)`
+// (an exception: its message, exit 1); 0 after it.
+template <class Parse, class Body>
+int cupti_probe_main(const char* name, const char* usage, Parse parse, Body body) {
+  try {
+    parse();
+  } catch (const BadArgument& e) {
+    std::fprintf(stderr, "%s: %s\nusage: %s\n", name, e.what(), usage);
+    return 2;
+  }
+  DeviceInfo device;
+  try {
+    device = open_device();
+  } catch (const NoDeviceError& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 4;
+  }
+  try {
+    CuptiTimer* timer = CuptiTimer::get();
+    if (!timer) throw std::runtime_error("needs CUPTI: " + CuptiTimer::unavailable_reason());
+    std::printf("%s on %s; CUPTI %s (API version %u)\n", name, device.name.c_str(),
+                timer->library().c_str(), timer->version());
+    body(device, *timer);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 1;
+  }
+  return 0;
+}
 
 }  // namespace kvbench::probes

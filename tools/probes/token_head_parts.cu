@@ -162,20 +162,8 @@ struct Options {
   int steps = 20, replays = 200;
 };
 
-class BadArgument : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-std::int64_t int_arg(const std::string& flag, const std::string& text, std::int64_t lo,
-                     std::int64_t hi) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end || v < lo || v > hi)
-    throw BadArgument(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "], got '" + text + "'");
-  return v;
-}
+using probes::BadArgument;
+using probes::int_arg;
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -265,31 +253,11 @@ void probe(const Options& o, std::int64_t tokens, const DeviceInfo& device, Cupt
 
 int main(int argc, char** argv) {
   kvbench::Options o;
-  try {
-    o = kvbench::parse(argc, argv);
-  } catch (const kvbench::BadArgument& e) {
-    std::fprintf(stderr,
-                 "probe_token_head_parts: %s\nusage: probe_token_head_parts [--tokens T1,T2,...] "
-                 "[--head-size D] [--steps N] [--replays N]\n",
-                 e.what());
-    return 2;
-  }
-  kvbench::DeviceInfo device;
-  try {
-    device = kvbench::open_device();
-  } catch (const kvbench::NoDeviceError& e) {
-    std::fprintf(stderr, "probe_token_head_parts: %s\n", e.what());
-    return 4;
-  }
-  try {
-    kvbench::CuptiTimer* timer = kvbench::CuptiTimer::get();
-    if (!timer)
-      throw std::runtime_error("needs CUPTI: " + kvbench::CuptiTimer::unavailable_reason());
-    std::printf("probe_token_head_parts on %s\n", device.name.c_str());
-    for (std::int64_t t : o.tokens) kvbench::probe(o, t, device, *timer);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "probe_token_head_parts: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return kvbench::probes::cupti_probe_main(
+      "probe_token_head_parts",
+      "probe_token_head_parts [--tokens T1,T2,...] [--head-size D] [--steps N] [--replays N]",
+      [&] { o = kvbench::parse(argc, argv); },
+      [&](const kvbench::DeviceInfo& device, kvbench::CuptiTimer& timer) {
+        for (std::int64_t t : o.tokens) kvbench::probe(o, t, device, timer);
+      });
 }
