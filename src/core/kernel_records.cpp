@@ -9,15 +9,14 @@ double us_between(std::uint64_t from_ns, std::uint64_t to_ns) {
   return (static_cast<double>(to_ns) - static_cast<double>(from_ns)) / 1000.0;
 }
 
-// The median of `v` (0 when empty); the middle two averaged for an even count.
+}  // namespace
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
-
-}  // namespace
 
 bool invalid_record(const KernelRecord& r) { return r.start_ns == 0 || r.end_ns < r.start_ns; }
 

@@ -56,6 +56,9 @@ struct ReplayTiming {
 };
 ReplayTiming time_replay(std::vector<KernelRecord> records, const ReplayShape& shape);
 
+// The median of `v` (0 when empty); the middle two averaged for an even count.
+double median_of(std::vector<double> v);
+
 // The figures of a case over its complete replays: medians of the timed launch's own duration,
 // of the gap before it (launches with a predecessor only), of the producer's duration (0 without
 // one) and of the replay span.

@@ -1,6 +1,5 @@
 #include "tools/probes/pairs.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -61,17 +60,6 @@ std::vector<void*> functions_of(const Fn& f, cudaStream_t stream) {
   return g.kernel_functions();
 }
 
-namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
-
 PairTiming time_pair(const Fn& a, const Fn& b, int steps, int timed_replays, CuptiTimer& timer,
                      cudaStream_t stream) {
   timer.start();  // before the graph is made, so CUPTI sees it made
@@ -118,11 +106,11 @@ PairTiming time_pair(const Fn& a, const Fn& b, int steps, int timed_replays, Cup
   }
   if (span.empty())
     throw std::runtime_error("no replay's kernel records add up: " + replays.front().problem);
-  t.first_us = median(first);
-  t.first_gap_us = median(first_gap);
-  t.second_us = median(second);
-  t.second_gap_us = median(second_gap);
-  t.span_us = median(span);
+  t.first_us = median_of(first);
+  t.first_gap_us = median_of(first_gap);
+  t.second_us = median_of(second);
+  t.second_gap_us = median_of(second_gap);
+  t.span_us = median_of(span);
   return t;
 }
 
