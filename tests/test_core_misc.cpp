@@ -177,6 +177,28 @@ TEST(FastDiv, MatchesDivisionAtEveryMultipleBoundary) {
   EXPECT_EQ(wrong, 0);
 }
 
+// kernels/common/fast_div.hpp: slot -> (block, offset) on both of its paths, the multiply-shift
+// below 2^31 and the 64-bit division at and past it, against `/` and `%`.
+TEST(SplitSlot, MatchesDivisionOnBothPaths) {
+  using kvbench::kernels::fast_div_below_2_31;
+  constexpr std::int64_t k31 = std::int64_t{1} << 31;
+  int wrong = 0, cases = 0;
+  for (const std::int64_t bs : {std::int64_t{1}, std::int64_t{16}, std::int64_t{64},
+                                std::int64_t{1000}, k31 - 1, k31, k31 + 5}) {
+    const kvbench::kernels::FastDiv div = fast_div_below_2_31(bs);
+    for (const std::int64_t slot : {std::int64_t{0}, std::int64_t{1}, bs - 1, bs, 3 * bs + 1,
+                                    k31 - 1, k31, k31 + 17, (std::int64_t{1} << 40) + 12345}) {
+      if (slot < 0) continue;
+      std::int64_t block = -1, offset = -1;
+      kvbench::kernels::split_slot(slot, bs, div, block, offset);
+      wrong += block != slot / bs || offset != slot % bs;
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 63);
+  EXPECT_EQ(wrong, 0);
+}
+
 // kernels/common/fast_div.hpp: the test that picks 32-bit index arithmetic. The largest offset a
 // kernel may form is (T+1023)·s0 + (H-1)·s1 + D-1; it must stay at or below INT32_MAX.
 TEST(OffsetsFitInt32, AcceptsUpToInt32MaxAndRejectsPastIt) {

@@ -40,22 +40,6 @@ __device__ __forceinline__ void group_max(float& k, float& v, int lanes, unsigne
   }
 }
 
-// Slot -> (block, offset in block). 64-bit division is a long instruction sequence; slots and
-// block sizes below 2^31 take a multiply-shift (FastDiv of the block size, built at launch).
-__device__ __forceinline__ void split_slot(std::int64_t slot, std::int64_t block_size,
-                                           FastDiv block_div, std::int64_t& block,
-                                           std::int64_t& offset) {
-  if (((slot | block_size) >> 31) == 0) {
-    const auto s = static_cast<std::uint32_t>(slot);
-    const std::uint32_t q = block_div.div(s);
-    block = q;
-    offset = s - q * block_div.divisor();
-  } else {
-    block = slot / block_size;
-    offset = slot - block * block_size;
-  }
-}
-
 // The SWA table entry at p, read with an L2 evict-last policy: the table is read at scattered
 // places, and the K/V stream would otherwise evict its lines before the tokens that share them
 // come by (2.6-3.3% faster on the large SWA writes: docs/perf-notes.md, "2026-12-03, 9f428ec,
@@ -98,12 +82,8 @@ __device__ __forceinline__ void store_item(Out* kc, Out* vc, const Vec<In, V>& k
   }
 }
 
-// The FastDiv of the block size that split_slot() and cache_offset() take (a dummy 1 where they
-// take the 64-bit division instead).
-inline FastDiv block_size_div(const CacheWriteArgs& a) {
-  return FastDiv(
-      static_cast<std::uint32_t>(a.block_size < (std::int64_t{1} << 31) ? a.block_size : 1));
-}
+// The FastDiv of the block size that split_slot() and cache_offset() take.
+inline FastDiv block_size_div(const CacheWriteArgs& a) { return fast_div_below_2_31(a.block_size); }
 
 // Blocks per SM that the scaled kernels with 16-bit inputs are compiled for: their conversions
 // would take 52-60 registers (4 blocks of 256 threads per SM, 44% occupancy measured); capped at

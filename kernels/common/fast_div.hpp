@@ -37,6 +37,28 @@ class FastDiv {
   int shift_ = 31;
 };
 
+// The FastDiv of d where FastDiv takes it (1 <= d < 2^31); else a dummy 1, for callers that take
+// the 64-bit division at such sizes (split_slot()).
+inline FastDiv fast_div_below_2_31(std::int64_t d) {
+  return FastDiv(static_cast<std::uint32_t>(d >= 1 && d < (std::int64_t{1} << 31) ? d : 1));
+}
+
+// Slot -> (block, offset in block) of a paged cache. A 64-bit division by a runtime value is a
+// long instruction sequence; slots and block sizes below 2^31 take block_div's multiply-shift
+// (block_div = fast_div_below_2_31(block_size)), the others the 64-bit division.
+KVBENCH_HD void split_slot(std::int64_t slot, std::int64_t block_size, FastDiv block_div,
+                           std::int64_t& block, std::int64_t& offset) {
+  if (((slot | block_size) >> 31) == 0) {
+    const auto s = static_cast<std::uint32_t>(slot);
+    const std::uint32_t q = block_div.div(s);
+    block = q;
+    offset = s - q * block_div.divisor();
+  } else {
+    block = slot / block_size;
+    offset = slot - block * block_size;
+  }
+}
+
 // Whether every element offset t·s0 + h·s1 + d of a [tokens, heads, dim] view with non-negative
 // strides fits in int32, for h < heads, d < dim and t up to tokens + 1023: a kernel's last block
 // may form (without using) addresses of up to 1024 tokens past the end.
