@@ -46,9 +46,11 @@ __global__ void __launch_bounds__(kMaxThreads)
   pdl_wait_after(kv_c, k_pe, slot_at,
                  std::int64_t{first});  // inputs may come from the previous kernel
 
-  const std::int64_t slot = __ldg(slot_at);
+  // Coherent loads: ptxas may hoist a non-coherent one (__ldg) above the PDL wait, before the
+  // previous kernel's writes of the slots or the scale are visible (seen in the scaled kernels).
+  const std::int64_t slot = *slot_at;
   float scale = 1.0f;
-  if constexpr (SCALED) scale = __ldg(a.scale);
+  if constexpr (SCALED) scale = *a.scale;
   const bool mine = first < row_vecs;
   Vec<In, V> x{};
   if (mine)
@@ -112,7 +114,7 @@ __global__ void __launch_bounds__(32 * kDsWarps)
   pdl_wait_after(kv_c, k_pe, slot_at,
                  std::int64_t{lane});  // inputs may come from the previous kernel
 
-  const std::int64_t slot = __ldg(slot_at);
+  const std::int64_t slot = *slot_at;  // coherent: see mla_cache_plain
   const Vec<In, 16> x = load_vec<In, 16>(kv_c);
   Vec<In, 8> rope{};
   if (lane < 8) rope = load_vec<In, 8>(k_pe);
