@@ -2,7 +2,7 @@
 """CPU test of scripts/plot.py (headless; its tick labels and timing lines), each script under an
 interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/perf_report.py and
 tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
-tools/remote/gpu_sass.sh (with a fake cuobjdump), scripts/triton_baseline.py without a GPU
+tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), scripts/triton_baseline.py without a GPU
 (its cases, support rules and rows against kvbench's), and scripts/kvbench_schema.py against the
 binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
@@ -1348,6 +1348,51 @@ class GpuSass(unittest.TestCase):
         self.assertIn("no function matches nothing", done.stderr)
         self.assertEqual(self.sass(self.obj).returncode, 2)
         self.assertEqual(self.sass(os.path.join(self.dir, "none.o"), "copy").returncode, 2)
+
+
+class PdlOrder(unittest.TestCase):
+    """tools/remote/pdl_order.sh with a fake cuobjdump: a kernel that loads after its PDL wait, one
+    that loads before it, and one without a wait (not counted)."""
+    SASS = """
+\t\tFunction : kafter
+        /*0000*/                   ULDC.64 UR4, c[0x0][0x208] ;
+        /*0010*/                   ACQBULK ;
+        /*0020*/                   LDG.E.64 R4, desc[UR4][R2.64] ;
+\t\tFunction : kbefore
+        /*0000*/                   LDG.E.64.CONSTANT R4, desc[UR4][R2.64] ;
+        /*0010*/                   LD.E R6, desc[UR4][R8.64] ;
+        /*0020*/                   ACQBULK ;
+\t\tFunction : knowait
+        /*0000*/                   LDG.E R4, desc[UR4][R2.64] ;
+"""
+
+    def run_tool(self, sass, *args):
+        d = os.path.join(OUT, "pdl_order")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, "bin"))
+        with open(os.path.join(d, "k.sass"), "w") as f:
+            f.write(sass)
+        fake = os.path.join(d, "bin", "cuobjdump")
+        with open(fake, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1" = -sass ] && [ -f "$2" ] && cat "{d}/k.sass"\n')
+        os.chmod(fake, 0o755)
+        obj = os.path.join(d, "k.o")
+        open(obj, "w").close()
+        env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"])
+        return subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "pdl_order.sh"),
+                               *(args or (obj,))], capture_output=True, text=True, env=env)
+
+    def test_a_load_before_the_wait_fails(self):
+        done = self.run_tool(self.SASS)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertEqual(done.stdout.splitlines(), ["2\tkbefore", "0\tkafter"])
+        self.assertIn("2 kernels with a PDL wait, 1 load before it", done.stderr)
+
+    def test_every_load_after_the_wait_passes_and_bad_usage_is_2(self):
+        done = self.run_tool(self.SASS.split("\t\tFunction : kbefore")[0])
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.splitlines(), ["0\tkafter"])
+        self.assertEqual(self.run_tool(self.SASS, "/nonexistent.o").returncode, 2)
 
 
 if __name__ == "__main__":
