@@ -5,7 +5,8 @@
 # every stage. STAGES picks stages (default all), BUDGET_S (540) time-boxes the whole script,
 # CONTEXTS picks the contexts of stage ctx and their order (default the four below).
 # Stages, in the order they run (the committed results first; a budget spent skips the rest):
-#   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test)
+#   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test) and
+#           pdl_order.sh on kvbench (no kernel loads ahead of its PDL wait)
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
 #           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
 #   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer;
@@ -53,6 +54,7 @@ if want tests; then
     st "test_cupti_${t//./_}" 30 "$BIN/test_cupti" --gtest_filter="$t"
   done
   st test_planted_rotation 60 "$BIN/test_planted_gpu" --gtest_filter='*Rotat*'
+  st pdl_order 60 bash tools/remote/pdl_order.sh "$KV"  # no load ahead of a kernel's PDL wait
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]' "$OUT_DIR"/test_*.log | head -20
 fi
 if want ctx; then
