@@ -52,12 +52,13 @@ __device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
   return v;
 }
 
-// The K and V scales that head h divides by: one per tensor, or one per head.
+// The K and V scales that head h divides by: one per tensor, or one per head. Coherent loads: a
+// previous kernel may write the scales, and ptxas may hoist a non-coherent load above the PDL wait.
 template <class Args>
 __device__ __forceinline__ void load_scales(const Args& a, int h, float& ks, float& vs) {
   const int si = a.scale == ScaleMode::per_head ? h : 0;
-  ks = __ldg(a.k_scale + si);
-  vs = __ldg(a.v_scale + si);
+  ks = a.k_scale[si];
+  vs = a.v_scale[si];
 }
 
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at kc and vc: the end of

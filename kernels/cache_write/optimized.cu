@@ -125,8 +125,10 @@ __global__ void __launch_bounds__(kOptThreads,
   pdl_wait_after(key, value, slot_at, hd);  // inputs may come from the previous kernel
 
   // Every load is issued before the store: loads the compiler cannot prove independent of a
-  // store would otherwise wait for it.
-  std::int64_t slot = __ldg(slot_at);
+  // store would otherwise wait for it. The slot (and the scales, load_scales) by a coherent load:
+  // ptxas may hoist a non-coherent one (__ldg) above the PDL wait, before the previous kernel's
+  // writes are visible (seen in the 16-bit -> fp8 kernels; tools/remote/pdl_order.sh checks).
+  std::int64_t slot = *slot_at;
   const bool scaled = SCALED || a.scale != ScaleMode::none;
   float ks = 1.0f, vs = 1.0f;
   if (scaled) load_scales(a, static_cast<int>(h), ks, vs);
