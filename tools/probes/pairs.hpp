@@ -26,6 +26,7 @@ using Fn = std::function<cudaError_t(cudaStream_t)>;
 // `steps` repetitions of [a b]; the median replay span.
 struct PairTiming {
   double first_us = 0, first_gap_us = 0, second_us = 0, second_gap_us = 0, span_us = 0;
+  double first_mean_us = 0, second_mean_us = 0;  // each kernel's mean duration
   std::size_t incomplete = 0, dropped = 0;
 };
 
