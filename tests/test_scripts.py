@@ -621,6 +621,16 @@ class ContextTargets(unittest.TestCase):
         self.assertIn(f"| geometric mean over the seed's Triton at least 1.5x | {len(ratios)} cases "
                       f"| | {geo:.3f}x | {'yes' if geo >= 1.5 else 'no'} |", out)
         self.assertNotIn("launch floor (", out)  # no unrotated targets for a run in context
+        tri_mean = {key(r): float(r["mean_us"]) for r in rows if r["variant"] == "triton"}
+        by_mean = [tri_mean[key(r)] / float(r["mean_us"]) for r in rows
+                   if r["variant"] == "optimized" and key(r) in tri_mean
+                   and int(r["num_tokens"]) <= 128]
+        self.assertEqual(len(by_mean), len(ratios))
+        self.assertIn(f"| faster than the seed's Triton, by the mean of the samples | "
+                      f"{sum(x > 1 for x in by_mean)}/{len(by_mean)} hold |", out)
+        self.assertIn(f"| geometric mean over the seed's Triton at least 1.5x, by the mean of the samples "
+                      f"| {len(by_mean)} cases "
+                      f"| | {math.exp(sum(map(math.log, by_mean)) / len(by_mean)):.3f}x |", out)
 
 
 class PerfReport(unittest.TestCase):
