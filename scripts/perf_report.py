@@ -158,14 +158,15 @@ def read_rows(path, what):
     return rows
 
 
-def timed(rows, variant=None, ignore_variant=False):
-    """{case key: median µs} of the passed rows (of `variant`); key without the variant if asked."""
+def timed(rows, variant=None, ignore_variant=False, column="median_us"):
+    """{case key: µs of `column`} of the passed rows (of `variant`) that have it; key without the
+    variant if asked."""
     out, key_columns = {}, kvbench_schema.case_key_columns()
     for r in rows:
-        if r["status"] != "passed" or not r["median_us"] or (variant and r["variant"] != variant):
+        if r["status"] != "passed" or not r.get(column) or (variant and r["variant"] != variant):
             continue
         key = tuple(r[c] for c in key_columns if not (ignore_variant and c == "variant"))
-        out[key] = float(r["median_us"])
+        out[key] = float(r[column])
     return out
 
 

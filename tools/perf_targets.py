@@ -213,8 +213,7 @@ def mean_speedups(compared, triton):
     a case's samples resolves differences below the timer's step, which medians tie on
     (docs/measurement.md, "Resolution")."""
     key_columns = [c for c in kvbench_schema.case_key_columns() if c != "variant"]
-    tri = {tuple(r[c] for c in key_columns): float(r["mean_us"]) for r in triton
-           if r["variant"] == "triton" and r["status"] == "passed" and r.get("mean_us")}
+    tri = pr.timed(triton, "triton", ignore_variant=True, column="mean_us")
     out = []
     for r, _, _, _, _, _ in compared:
         t = tri.get(tuple(r[c] for c in key_columns))
