@@ -3,14 +3,16 @@
 # "Contexts"). Binaries from $KVBENCH_BIN (default dist/bin, tools/remote/pack_gpu.sh); outputs
 # under $OUT_DIR (default results/context_proof), packed into $OUT_DIR/context_proof.tgz after
 # every stage. STAGES picks stages (default all), BUDGET_S (540) time-boxes the whole script,
-# CONTEXTS picks the contexts of stage ctx and their order (default the four below).
+# CONTEXTS picks the contexts of stages ctx and cb and their order (default the four below).
 # Stages, in the order they run (the committed results first; a budget spent skips the rest):
 #   tests   the GPU tests (test_gpu, test_cupti, test_planted_gpu's rotation test) and
 #           pdl_order.sh on kvbench (no kernel loads ahead of its PDL wait)
 #   ctx     configs/studies/context.yaml in each context, the seed's Triton, seed_port and
-#           optimized, by the cupti timer; then `kvbench bounds` of each CSV's optimized rows
+#           optimized, by the cupti timer
 #   ap      perf.yaml's T <= 128 cases after a producer, Triton and optimized, by the cupti timer;
 #           then `kvbench bounds` of its optimized rows
+#   cb      `kvbench bounds` of the optimized rows of each context's CSV that stage ctx wrote (one
+#           an earlier run into OUT_DIR finished is kept)
 #   pairs   probe_context: the T=1 cache write in two-kernel graphs, each kernel timed on its own
 #   plan    perf.yaml's optimized concat cases at T=128 on each launch path (probe_concat_plan),
 #           back to back and after a producer; PLAN_ARGS adds arguments (--heads 128 --walk ...)
@@ -23,7 +25,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
 OUT_DIR=${OUT_DIR:-results/context_proof}
-STAGES=${STAGES:-tests ctx ap pairs plan xc ncu sass}
+STAGES=${STAGES:-tests ctx ap cb pairs plan xc ncu sass}
 BUDGET_S=${BUDGET_S:-540}
 CONTEXTS=${CONTEXTS:-back_to_back cold after_producer layer}
 mkdir -p "$OUT_DIR"
@@ -62,10 +64,6 @@ if want ctx; then
     st "ctx_$ctx" 120 "$PY" scripts/triton_baseline.py configs/studies/context.yaml \
       --variants triton,seed_port,optimized --context "$ctx" --timer cupti -o "$OUT_DIR/$ctx.csv"
   done
-  for ctx in $CONTEXTS; do
-    st "bounds_$ctx" 90 "$KV" bounds "$OUT_DIR/$ctx.csv" --variant optimized \
-      -o "$OUT_DIR/bounds_$ctx.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
-  done
 fi
 if want ap; then
   st after_producer_perf 240 "$PY" scripts/triton_baseline.py configs/perf.yaml --max-tokens 128 \
@@ -73,6 +71,14 @@ if want ap; then
     -o "$OUT_DIR/after_producer_perf.csv"
   st bounds_after_producer_perf 240 "$KV" bounds "$OUT_DIR/after_producer_perf.csv" --variant optimized \
     -o "$OUT_DIR/bounds_after_producer_perf.csv" --min-samples 10 --min-time 0.005 --timeout 0.5
+fi
+if want cb; then
+  for ctx in $CONTEXTS; do
+    [ -f "$OUT_DIR/$ctx.csv" ] || continue
+    grep -qs ' rows of ' "$OUT_DIR/bounds_$ctx.log" && continue  # done by an earlier run into OUT_DIR
+    st "bounds_$ctx" 160 "$KV" bounds "$OUT_DIR/$ctx.csv" --variant optimized \
+      -o "$OUT_DIR/bounds_$ctx.csv" --min-samples 10 --min-time 0.01 --timeout 0.5
+  done
 fi
 if want pairs; then
   st pairs 60 "$BIN/probe_context"
