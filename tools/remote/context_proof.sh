@@ -34,7 +34,7 @@ export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} TRITON_CACHE_DIR=$OUT_D
 PY=${PYTHON:-python3}
 KV=$BIN/kvbench
 want() { [[ " $STAGES " == *" $1 "* ]]; }
-pack() { tar -C "$OUT_DIR" --exclude=./cache --exclude=./triton_cache --exclude=./context_proof.tgz -czf "$OUT_DIR/.p.tgz" . &&
+pack() { tar -C "$OUT_DIR" --exclude=./cache --exclude=./triton_cache --exclude=./context_proof.tgz --exclude=./.p.tgz -czf "$OUT_DIR/.p.tgz" . &&
   mv "$OUT_DIR/.p.tgz" "$OUT_DIR/context_proof.tgz"; }
 st() {  # NAME SECONDS CMD...: time-boxed within BUDGET_S, output in OUT_DIR/NAME.log
   local name=$1 secs=$2; shift 2
