@@ -19,8 +19,9 @@ A run in the after_producer context (the sidecar's settings.context; a kernel wr
 inputs right before each launch, as in a decode step) is judged on its T <= 128 cases only, with
 --triton (the seed's Triton in the same context; the run's own CSV when it holds both variants):
 faster than Triton on every case (a tie at the timer's step is not faster), by 1.5x in geometric
-mean (both also by the mean of each case's samples, which resolves below the step), and with --bounds (`kvbench bounds` of the run, timed in the same context) within 0.3 µs of
-its plain-move reference.
+mean (both also by the mean of each case's samples, which resolves below the step), and with
+--bounds (`kvbench bounds` of the run, timed in the same context) within 0.3 µs of its plain-move
+reference.
 A rotated run (the sidecar's settings.rotate other than 1) is judged per case only. Per case of
 `optimized`, with --bounds (its `plain_move_us`, the plain-move reference: the fastest plain kernel
 kvbench tries for the case's bytes, which kernels can beat), --triton (a triton_baseline.py CSV

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/kernel_records.hpp"
+#include "core/stats.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_resources.hpp"
 
@@ -109,13 +110,8 @@ PairTiming time_pair(const Fn& a, const Fn& b, int steps, int timed_replays, Cup
   t.first_us = median_of(first);
   t.first_gap_us = median_of(first_gap);
   t.second_us = median_of(second);
-  const auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double x : v) sum += x;
-    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-  };
-  t.first_mean_us = mean(first);
-  t.second_mean_us = mean(second);
+  t.first_mean_us = summarize(first).mean_us;
+  t.second_mean_us = summarize(second).mean_us;
   t.second_gap_us = median_of(second_gap);
   t.span_us = median_of(span);
   return t;
