@@ -110,6 +110,17 @@ TEST(Inputs, RandomValuesAreFiniteNonZeroAndSeeded) {
   for (float x : f) EXPECT_TRUE(std::isfinite(x) && x != 0.0f);
 }
 
+TEST(Inputs, ScaleInjectionsCorruptTheScaleAndOnlyThose) {
+  EXPECT_EQ(injected_scale(Inject::zero_scale, 0.5f), 0.0f);
+  EXPECT_EQ(injected_scale(Inject::negative_scale, 0.5f), -0.5f);
+  EXPECT_TRUE(std::isnan(injected_scale(Inject::nan_scale, 0.5f)));
+  const float inf = injected_scale(Inject::inf_scale, 0.5f);
+  EXPECT_TRUE(std::isinf(inf) && inf > 0.0f);
+  for (Inject other : {Inject::none, Inject::slot_out_of_range, Inject::duplicate_slot,
+                       Inject::short_stride, Inject::misaligned_cache})
+    EXPECT_EQ(injected_scale(other, 0.5f), 0.5f) << to_string(other);
+}
+
 TEST(Slots, EveryPatternIsValidAndDistinct) {
   for (auto pattern : all_values<SlotPattern>()) {
     for (bool swa : {false, true}) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -70,6 +71,21 @@ void fill_random(DType type, void* dst, std::int64_t count, std::uint64_t seed) 
   std::vector<std::thread> pool;
   for (std::int64_t w = 0; w < workers; ++w) pool.emplace_back(work, w);
   for (auto& t : pool) t.join();
+}
+
+float injected_scale(Inject inject, float scale) {
+  switch (inject) {
+    case Inject::zero_scale:
+      return 0.0f;
+    case Inject::negative_scale:
+      return -scale;
+    case Inject::nan_scale:
+      return std::numeric_limits<float>::quiet_NaN();
+    case Inject::inf_scale:
+      return std::numeric_limits<float>::infinity();
+    default:
+      return scale;
+  }
 }
 
 }  // namespace kvbench

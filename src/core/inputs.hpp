@@ -15,6 +15,10 @@ namespace kvbench {
 // saturation). Bits are drawn directly in the target format: no conversion is involved.
 void fill_random(DType type, void* dst, std::int64_t count, std::uint64_t seed);
 
+// `scale` as a scale injection leaves it (Inject::zero_scale, negative_scale, nan_scale,
+// inf_scale); any other injection leaves it unchanged.
+float injected_scale(Inject inject, float scale);
+
 // SplitMix64: small, fast, and good enough for test data.
 inline std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -471,10 +470,7 @@ std::string inject_cache(const Case& c, CacheGeometry& g, SlotData& s,
     case Inject::nan_scale:
     case Inject::inf_scale:
       if (k_scale.empty()) return name + " needs scale: per_tensor or per_head";
-      k_scale[0] = c.inject == Inject::zero_scale       ? 0.0f
-                   : c.inject == Inject::negative_scale ? -k_scale[0]
-                   : c.inject == Inject::nan_scale      ? std::numeric_limits<float>::quiet_NaN()
-                                                        : std::numeric_limits<float>::infinity();
+      k_scale[0] = injected_scale(c.inject, k_scale[0]);
       return "";
     case Inject::short_stride:
       if (params(c).head_size < 2) return name + " needs D >= 2";

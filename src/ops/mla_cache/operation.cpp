@@ -2,7 +2,6 @@
 #include "ops/mla_cache/operation.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -348,10 +347,7 @@ std::string inject_mla(const Case& c, MlaCacheGeometry& g, std::vector<std::int6
     case Inject::nan_scale:
     case Inject::inf_scale:
       if (scale.empty()) return name + " needs scale: per_tensor";
-      scale[0] = c.inject == Inject::zero_scale       ? 0.0f
-                 : c.inject == Inject::negative_scale ? -scale[0]
-                 : c.inject == Inject::nan_scale      ? std::numeric_limits<float>::quiet_NaN()
-                                                      : std::numeric_limits<float>::infinity();
+      scale[0] = injected_scale(c.inject, scale[0]);
       return "";
     case Inject::short_stride:
       if (params(c).lora_rank < 2) return name + " needs L >= 2";
