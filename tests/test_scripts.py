@@ -2,9 +2,9 @@
 """CPU test of scripts/plot.py (headless; its tick labels and timing lines), each script under an
 interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/perf_report.py and
 tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
-tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), scripts/triton_baseline.py without a GPU
-(its cases, support rules and rows against kvbench's), and scripts/kvbench_schema.py against the
-binary.
+tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), context_proof.sh's board check
+(with a fake nvidia-smi), scripts/triton_baseline.py without a GPU (its cases, support rules and
+rows against kvbench's), and scripts/kvbench_schema.py against the binary.
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -572,6 +572,46 @@ class ContextTable(unittest.TestCase):
         self.assertIn("| cache H=8 D=128 T=1 | - / - / - / - | - / - / - / - | "
                       "1.54 / 3.07 / 1.28 / 1.02 | - / - / - / - |", out)
         self.assertIn("| after_producer | 1.200 (1) | 1 / 0 / 0 | 0.256 |", out)
+
+
+class ContextProofBoard(unittest.TestCase):
+    """tools/remote/context_proof.sh's GPU_NAME: on another board it stops before anything runs or
+    is written; on the named one it goes on. A stand-in nvidia-smi names the board."""
+
+    def run_proof(self, board, gpu_name):
+        work = os.path.join(OUT, "context_proof_board")
+        shutil.rmtree(work, ignore_errors=True)
+        bin_dir, out_dir = os.path.join(work, "bin"), os.path.join(work, "out")
+        os.makedirs(bin_dir)
+        log = os.path.join(work, "calls.log")
+        for name, text in (("nvidia-smi", f"#!/bin/sh\necho '{board}'\n"),
+                           ("kvbench", f"#!/bin/sh\necho \"kvbench $*\" >>'{log}'\n")):
+            path = os.path.join(bin_dir, name)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o755)
+        env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], GPU_NAME=gpu_name,
+                   KVBENCH_BIN=bin_dir, OUT_DIR=out_dir, STAGES="none", PYTHON=sys.executable)
+        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "context_proof.sh")],
+                              env=env, capture_output=True, text=True)
+        return done, out_dir, log
+
+    def test_another_board_runs_nothing(self):
+        done, out_dir, log = self.run_proof("NVIDIA H100 80GB HBM3", "H200")
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertIn("GPU_NAME=H200, but this board is 'NVIDIA H100 80GB HBM3': nothing run",
+                      done.stderr)
+        self.assertFalse(os.path.exists(out_dir))
+        self.assertFalse(os.path.exists(log))
+
+    def test_the_named_board_goes_on(self):
+        done, out_dir, log = self.run_proof("NVIDIA H200", "H200")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(os.path.join(out_dir, "gpu.txt")) as f:
+            self.assertIn("NVIDIA H200", f.read())
+        with open(log) as f:
+            self.assertEqual(f.read(), "kvbench --version\n")
+        self.assertTrue(os.path.exists(os.path.join(out_dir, "context_proof.tgz")))
 
 
 class SassSize(unittest.TestCase):

@@ -21,8 +21,17 @@
 #   sass    code size of the seed's Triton kernels compiled by the stages before (their cubins in
 #           TRITON_CACHE_DIR; tools/sass_size.py, which reads kvbench's own kernels anywhere)
 # The table last: tools/remote/context_table.py.
+# GPU_NAME (say H200): run only on a board whose name contains it; on any other, exit 3 before
+# anything runs or is written (results/BOARD/ must hold that board's figures only).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+if [ -n "${GPU_NAME:-}" ]; then
+  board=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  if [[ "$board" != *"$GPU_NAME"* ]]; then
+    echo "context_proof: GPU_NAME=$GPU_NAME, but this board is '${board:-none found}': nothing run" >&2
+    exit 3
+  fi
+fi
 BIN=$(cd "${KVBENCH_BIN:-dist/bin}" && pwd)
 OUT_DIR=${OUT_DIR:-results/context_proof}
 STAGES=${STAGES:-tests ctx ap cb pairs plan xc ncu sass}
