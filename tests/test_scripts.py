@@ -35,6 +35,13 @@ import kvbench_schema  # noqa: E402
 KEY_COLUMNS = kvbench_schema.case_key_columns()
 
 
+def write_stand_in(path, text):
+    """An executable script at path standing in for a tool (nvidia-smi, cuobjdump, a binary)."""
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+
+
 def is_png(path):
     with open(path, "rb") as f:
         return f.read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 1000
@@ -586,10 +593,7 @@ class ContextProofBoard(unittest.TestCase):
         log = os.path.join(work, "calls.log")
         for name, text in (("nvidia-smi", f"#!/bin/sh\necho '{board}'\n"),
                            ("kvbench", f"#!/bin/sh\necho \"kvbench $*\" >>'{log}'\n")):
-            path = os.path.join(bin_dir, name)
-            with open(path, "w") as f:
-                f.write(text)
-            os.chmod(path, 0o755)
+            write_stand_in(os.path.join(bin_dir, name), text)
         env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], GPU_NAME=gpu_name,
                    KVBENCH_BIN=bin_dir, OUT_DIR=out_dir, STAGES="none", PYTHON=sys.executable)
         done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "context_proof.sh")],
@@ -1039,10 +1043,7 @@ fi
         for name, text in (("kvbench", self.FAKE_KVBENCH), ("python", self.FAKE_PYTHON),
                            ("test_gpu", "#!/bin/sh\necho '[  PASSED  ] 2 tests.'\n"),
                            ("test_planted_gpu", "#!/bin/sh\necho '[  PASSED  ] 3 tests.'\n")):
-            path = os.path.join(bin_dir, name)
-            with open(path, "w") as f:
-                f.write(text)
-            os.chmod(path, 0o755)
+            write_stand_in(os.path.join(bin_dir, name), text)
         rows = os.path.join(work, "rows.py")
         with open(rows, "w") as f:
             f.write(self.FAKE_ROWS)
@@ -1167,9 +1168,8 @@ class ABTable(unittest.TestCase):
         for name, source in (("A", "baseline.csv"), ("B", "slower.csv")):
             self.write(f"{name}.src.csv", source)
             fake[name] = os.path.join(self.dir, f"fake_{name}.sh")
-            with open(fake[name], "w") as f:
-                f.write(f'#!/bin/sh\ncp "{self.dir}/{name}.src.csv" "$4"\necho "{name} done"\n')
-            os.chmod(fake[name], 0o755)
+            write_stand_in(fake[name],
+                           f'#!/bin/sh\ncp "{self.dir}/{name}.src.csv" "$4"\necho "{name} done"\n')
         out = os.path.join(self.dir, "out")
         done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "gpu_ab.sh"),
                                os.path.join(ROOT, "configs", "smoke.yaml"), f"A={fake['A']}",
@@ -1370,9 +1370,8 @@ class GpuSass(unittest.TestCase):
         with open(os.path.join(self.dir, "k.sass"), "w") as f:
             f.write(self.SASS)
         fake = os.path.join(self.dir, "bin", "cuobjdump")
-        with open(fake, "w") as f:
-            f.write(f'#!/bin/sh\n[ "$1" = -sass ] && [ -f "$2" ] && cat "{self.dir}/k.sass"\n')
-        os.chmod(fake, 0o755)
+        write_stand_in(fake,
+                       f'#!/bin/sh\n[ "$1" = -sass ] && [ -f "$2" ] && cat "{self.dir}/k.sass"\n')
         self.obj = os.path.join(self.dir, "k.o")
         open(self.obj, "w").close()
 
@@ -1423,9 +1422,7 @@ class PdlOrder(unittest.TestCase):
         with open(os.path.join(d, "k.sass"), "w") as f:
             f.write(sass)
         fake = os.path.join(d, "bin", "cuobjdump")
-        with open(fake, "w") as f:
-            f.write(f'#!/bin/sh\n[ "$1" = -sass ] && [ -f "$2" ] && cat "{d}/k.sass"\n')
-        os.chmod(fake, 0o755)
+        write_stand_in(fake, f'#!/bin/sh\n[ "$1" = -sass ] && [ -f "$2" ] && cat "{d}/k.sass"\n')
         obj = os.path.join(d, "k.o")
         open(obj, "w").close()
         env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"])
