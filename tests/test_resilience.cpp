@@ -282,6 +282,13 @@ TEST(Sidecar, TimingContextFromBothSidecars) {
   };
   EXPECT_EQ(timing_context_mismatch(cold("read"), "b.json", cold("memset"), "c.json"),
             "c.json: settings.l2_flush is \"memset\", b.json's is \"read\"");
+  // Hot inputs: a sidecar without the key (results/h200/smoke.csv.json) had none.
+  const std::string unset = edited(s, [](J& j) { j["settings"].erase("hot_inputs"); });
+  const std::string off = edited(s, [](J& j) { j["settings"]["hot_inputs"] = false; });
+  EXPECT_EQ(timing_context_mismatch(unset, "b.json", off, "c.json"), "");
+  EXPECT_EQ(timing_context_mismatch(off, "b.json", unset, "c.json"), "");
+  EXPECT_EQ(timing_context_mismatch(unset, "b.json", hot, "c.json"),
+            "c.json: settings.hot_inputs is true, b.json's is false");
   // The timer: a sidecar without one was timed by events.
   const std::string cupti = edited(s, [](J& j) { j["settings"]["timer"] = "cupti"; });
   const std::string untimed = edited(s, [](J& j) { j["settings"].erase("timer"); });

@@ -288,20 +288,31 @@ std::string timing_context_mismatch(const std::string& base_text, const std::str
     const J& v = setting(s, "timer");
     return v.is_null() ? events : v;
   };
+  // Before settings.hot_inputs existed, inputs were never hot.
+  const J cold_inputs = false;
+  const auto hot_inputs = [&](const J& s) -> const J& {
+    const J& v = setting(s, "hot_inputs");
+    return v.is_null() ? cold_inputs : v;
+  };
   // And before settings.context existed, hot_inputs was the only context.
   const J after_producer = "after_producer", back_to_back = "back_to_back";
   const auto context = [&](const J& s) -> const J& {
     const J& v = setting(s, "context");
     if (!v.is_null()) return v;
-    return setting(s, "hot_inputs") == true ? after_producer : back_to_back;
+    return hot_inputs(s) == true ? after_producer : back_to_back;
+  };
+  const auto value = [&](const J& s, const std::string& key) -> const J& {
+    if (key == "timer") return timer(s);
+    if (key == "context") return context(s);
+    if (key == "hot_inputs") return hot_inputs(s);
+    return setting(s, key.c_str());
   };
   std::vector<const char*> keys = {"hot_inputs", "context", "timer"};
   if (setting(bs, "mode") == "cold" && setting(cs, "mode") == "cold") keys.push_back("l2_flush");
   if (context(bs) == "layer" && context(cs) == "layer") keys.push_back("layer_mib");
   for (const char* key : keys) {
-    const std::string k = key;
-    const J& x = k == "timer" ? timer(bs) : k == "context" ? context(bs) : setting(bs, key);
-    const J& y = k == "timer" ? timer(cs) : k == "context" ? context(cs) : setting(cs, key);
+    const J& x = value(bs, key);
+    const J& y = value(cs, key);
     if (x != y)
       return cur_path + ": settings." + key + " is " + shown(y) + ", " + base_path + "'s is " +
              shown(x);
