@@ -126,6 +126,21 @@ output_is_input)
   cmp -s "$SMOKE" "$T/c.yaml" || fail "merge overwrote the config"
   expect 3 "^kvbench: --junit .*m.csv.json: is also the output --output's sidecar" \
     "$KVB" run "$SMOKE" -o "$T/m.csv" --baseline "$G/baseline.csv" --junit "$T/m.csv.json"
+  # The gate reads both CSVs' sidecars: neither is an output either.
+  cp "$ROOT/results/h200/smoke.csv" "$T/b.csv"
+  cp "$ROOT/results/h200/smoke.csv.json" "$T/b.csv.json"
+  cp "$T/b.csv" "$T/n.csv"
+  cp "$T/b.csv.json" "$T/n.csv.json"
+  for side in b n; do
+    expect 3 "^kvbench: --junit .*$side.csv.json: is also an input \(the .*sidecar " \
+      "$KVB" compare "$T/b.csv" "$T/n.csv" --junit "$T/$side.csv.json"
+    cmp -s "$ROOT/results/h200/smoke.csv.json" "$T/$side.csv.json" || fail "compare --junit overwrote $side.csv.json"
+  done
+  expect 3 "^kvbench: --output .*b.csv.json: is also an input \(the baseline's sidecar " \
+    "$KVB" run "$SMOKE" -o "$T/b.csv.json" --baseline "$T/b.csv"
+  expect 3 "^kvbench: --junit .*b.csv.json: is also an input \(the baseline's sidecar " \
+    "$KVB" run "$SMOKE" -o "$T/r2.csv" --baseline "$T/b.csv" --junit "$T/b.csv.json"
+  cmp -s "$ROOT/results/h200/smoke.csv.json" "$T/b.csv.json" || fail "run overwrote the baseline's sidecar"
   ;;
 fifo_config)
   # The config is read once: from a FIFO or <(...) it runs, and the sidecar holds its hash.

@@ -211,8 +211,12 @@ std::string regular_file_text(const std::string& path) {
 
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
   const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
+  // The sidecars are read too (the timing context below).
   check_outputs({{"--junit", flags.junit}},
-                {{"the baseline", flags.baseline}, {"the current CSV", current_path}});
+                {{"the baseline", flags.baseline},
+                 {"the baseline's sidecar", flags.baseline + ".json"},
+                 {"the current CSV", current_path},
+                 {"the current CSV's sidecar", current_path + ".json"}});
   ResultTable current = read_results(current_path);
   ResultTable selected;  // baseline's rows of the BASE variant, under --variants
   if (!flags.variants.empty()) {

@@ -246,6 +246,8 @@ LoadedConfig load_run_config(const RunArgs& args) {
 std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
   std::vector<InputFile> inputs = {{"the config", args.config_path},
                                    {"the baseline", args.gate.baseline}};
+  if (!args.gate.baseline.empty())  // the gate reads its sidecar (the timing context)
+    inputs.push_back({"the baseline's sidecar", args.gate.baseline + ".json"});
   for (const std::string& p : args.plugins) inputs.push_back({"--plugin", p});
   for (const plugin::PluginInfo& i : load_plugin_variants(args.plugins).info())
     if (i.in_process) inputs.push_back({"a variant's source", i.path});
