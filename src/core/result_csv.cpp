@@ -60,17 +60,18 @@ enum Other : std::size_t {
   kModeCol,
   kContextCol,
   kTimerCol,
+  kDirtyCol,
   kOtherCount
 };
 constexpr std::array<Col, kOtherCount> kOtherColumns = {
     Col::schema_version, Col::status, Col::reason,      Col::median_us, Col::p10_us,
     Col::p90_us,         Col::device, Col::device_uuid, Col::bytes,     Col::written_tokens,
-    Col::buffer_sets,    Col::mode,   Col::context,     Col::timer};
+    Col::buffer_sets,    Col::mode,   Col::context,     Col::timer,     Col::git_dirty};
 // Read when present (the gate's board note, `kvbench bounds`' byte split, how a row was timed),
 // not required. buffer_sets is required of schema-2 rows (read_lines checks it per row).
 bool optional_column(std::size_t other) {
   return other == kUuidCol || other == kBytesCol || other == kWrittenCol || other == kSetsCol ||
-         other == kModeCol || other == kContextCol || other == kTimerCol;
+         other == kModeCol || other == kContextCol || other == kTimerCol || other == kDirtyCol;
 }
 // The name of a case-key column by its place in the key, and of the other columns.
 const std::string& axis_name(std::size_t axis) { return case_columns()[axis]; }
@@ -108,7 +109,8 @@ void refuse_nul(const std::string& path, const char* bytes, long long n, long lo
 
 class FdByteSource : public io::ByteSourceBase {
  public:
-  FdByteSource(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  // last: set to the last byte read (fccp's LineReader drops its byte source once it is read).
+  FdByteSource(int fd, const std::string& path, char& last) : fd_(fd), path_(path), last_(last) {}
   int read(char* buffer, int size) override {
     int got = 0;
     while (got < size) {
@@ -122,6 +124,7 @@ class FdByteSource : public io::ByteSourceBase {
     }
     refuse_nul(path_, buffer, got, offset_);
     offset_ += got;
+    if (got > 0) last_ = buffer[got - 1];
     return got;
   }
 
@@ -129,6 +132,7 @@ class FdByteSource : public io::ByteSourceBase {
   int fd_;
   const std::string& path_;
   long long offset_ = 0;
+  char& last_;
 };
 
 // Lines of the input from fccp's io::LineReader, which reads in blocks (one pass: pipes and FIFOs
@@ -136,8 +140,10 @@ class FdByteSource : public io::ByteSourceBase {
 // length (2^24 bytes) bounds a line; kMaxResultLine, the lower ceiling, is checked here.
 class LineSource {
  public:
-  LineSource(std::unique_ptr<io::ByteSourceBase> bytes, const std::string& path)
-      : path_(path), reader_(path, std::move(bytes)) {}
+  // last_byte: the input's last byte once it is read ('\n' when empty).
+  LineSource(std::unique_ptr<io::ByteSourceBase> bytes, const std::string& path,
+             const char& last_byte)
+      : path_(path), reader_(path, std::move(bytes)), last_byte_(last_byte) {}
 
   bool next(std::string_view& out) {
     char* line = nullptr;
@@ -159,6 +165,9 @@ class LineSource {
   }
 
   unsigned long long number() const { return number_; }
+  // Whether the last line ended with its newline: kvbench writes whole lines, so one without it
+  // is a row cut short (a writer killed mid-row, a truncated copy).
+  bool ended_with_newline() const { return last_byte_ == '\n'; }
 
  private:
   ResultCsvError too_long() const {
@@ -168,6 +177,7 @@ class LineSource {
 
   const std::string& path_;
   io::LineReader reader_;
+  const char& last_byte_;
   unsigned long long number_ = 0;  // counted here: fccp's own count is an unsigned int
 };
 
@@ -330,6 +340,12 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
       return other_pos[other] == kNone ? kEmpty : f[other_pos[other]];
     };
 
+    // true or false; empty where the writer did not know (rows of early Triton baselines).
+    if (const std::string& dirty = field(kDirtyCol);
+        !dirty.empty() && dirty != "true" && dirty != "false")
+      throw ResultCsvError(at + "column '" + other_name(kDirtyCol) + "': '" + dirty +
+                           "' is not true or false");
+
     ResultRow row;
     row.line = static_cast<unsigned>(src.number());
     for (std::size_t a = 0; a < AxisValues::kCount; ++a) {
@@ -405,6 +421,9 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     table.rows.push_back(std::move(row));
   }
   if (!missing.empty()) throw missing_column(missing);
+  if (!src.ended_with_newline())
+    throw ResultCsvError(where(path, src.number()) +
+                         "no newline at the end of the last line (a row cut short?)");
   return table;
 }
 
@@ -478,15 +497,17 @@ ResultTable read_results(const std::string& path) {
   if (S_ISDIR(st.st_mode)) throw ResultCsvError(path + ": is a directory, not a result CSV");
   if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
     throw ResultCsvError(path + ": not a regular file or a pipe; refusing to read a device");
-  LineSource src(std::make_unique<FdByteSource>(fd.fd, path), path);
+  char last = '\n';
+  LineSource src(std::make_unique<FdByteSource>(fd.fd, path, last), path, last);
   return read_lines(src, path);
 }
 
 ResultTable parse_results(std::string_view text, const std::string& path) {
   refuse_nul(path, text.data(), static_cast<long long>(text.size()), 0);
+  const char last = text.empty() ? '\n' : text.back();
   LineSource src(std::make_unique<io::detail::NonOwningStringByteSource>(
                      text.data(), static_cast<long long>(text.size())),
-                 path);
+                 path, last);
   return read_lines(src, path);
 }
 
