@@ -108,6 +108,28 @@ sweeps:
             "t.yaml:3:16: sweeps[0].axes.<<: expected a mapping (or list of mappings) to merge");
 }
 
+// A case listed twice would give a CSV with a key twice, which compare, merge and --resume refuse.
+TEST(Sweep, EachCaseOnce) {
+  const std::string twice_in_a_list =
+      "sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {num_tokens: [1, 16, 1]}\n";
+  EXPECT_EQ(error_of(twice_in_a_list),
+            "t.yaml:2:5: sweeps[0]: case 2 is case 0 again (sweep0: concat_and_cast_mha_k "
+            "seed_port T=1 H=128 NOPE=128 ROPE=64 bf16->bf16 strides=contiguous): a value listed "
+            "twice, or a sweep name used twice");
+  const std::string one_name_twice =
+      "sweeps:\n  - name: s\n    kernel: reshape_and_cache_flash\n"
+      "  - name: s\n    kernel: reshape_and_cache_flash\n    axes: {variant: seed_port}\n";
+  EXPECT_NE(error_of(one_name_twice).find("t.yaml:4:5: sweeps[1]: case 1 is case 0 again"),
+            std::string::npos);
+  // Two names, or two injected inputs (no column of their own), are two cases.
+  EXPECT_EQ(error_of("sweeps:\n  - name: a\n    kernel: reshape_and_cache_flash\n"
+                     "  - name: b\n    kernel: reshape_and_cache_flash\n"),
+            "<no error>");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n"
+                     "    axes: {inject: [duplicate_slot, slot_out_of_range]}\n"),
+            "<no error>");
+}
+
 TEST(Sweep, ShippedConfigsExpand) {
   // The GPU host runs this binary from another checkout: it names the tree in the environment.
   const char* env = std::getenv("KVBENCH_SOURCE_DIR");

@@ -13,8 +13,10 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/checked.hpp"
+#include "core/csv.hpp"
 #include "core/operation.hpp"
 
 namespace kvbench {
@@ -543,9 +545,28 @@ Config parse_config(const std::string& text, const std::string& source, std::uin
   if (!sweeps.IsSequence() || sweeps.size() == 0)
     fail(source, sweeps, "sweeps", "expected a non-empty list of sweeps");
   std::uint64_t budget = max_cases;
-  for (std::size_t i = 0; i < sweeps.size(); ++i)
+  std::vector<std::size_t> sweep_end;  // per sweep, the index past its last case
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
     expand_sweep(source, sweeps[i], "sweeps[" + std::to_string(i) + "]", config.cases, i, budget,
                  max_cases);
+    sweep_end.push_back(config.cases.size());
+  }
+  // Each case once: a result CSV keys its rows by case, and the gate, merge and --resume refuse
+  // a key twice, so a config that lists a case twice would make a CSV they cannot read back.
+  std::unordered_map<std::string, std::size_t> first;
+  std::size_t sweep = 0;
+  for (std::size_t i = 0; i < config.cases.size(); ++i) {
+    while (i >= sweep_end[sweep]) ++sweep;
+    // The CSV's case key and the injected input, which no column holds: bad_input.yaml's cases
+    // differ only in it (their rows, told apart by `reason`, are not gated).
+    std::string key(to_string(config.cases[i].inject));
+    for (const std::string& f : case_key(config.cases[i])) key += '\x1f' + f;
+    if (const auto [at, fresh] = first.emplace(std::move(key), i); !fresh)
+      fail(source, sweeps[sweep], "sweeps[" + std::to_string(sweep) + "]",
+           "case " + std::to_string(i) + " is case " + std::to_string(at->second) + " again (" +
+               config.cases[i].sweep + ": " + describe(config.cases[i]) +
+               "): a value listed twice, or a sweep name used twice");
+  }
   return config;
 }
 
