@@ -113,9 +113,10 @@ Command add_bounds(CLI::App& app) {
   add_max_tokens_flag(bounds, a->max_tokens);
   bounds->add_option("--variant", a->variant, "Only rows of this variant (e.g. optimized)")
       ->check(non_empty());
-  bounds->add_option(
-      "--seed", a->seed,
-      "The run's input seed, which gives each case's slots (settings.seed; default 1)");
+  bounds
+      ->add_option("--seed", a->seed,
+                   "The run's input seed, which gives each case's slots (settings.seed; default 1)")
+      ->check(non_empty());
   add_timing_flags(bounds, a->overrides);
   return {bounds, [a] {
             if (!a->seed.empty()) a->overrides.seed = parse_seed_flag(a->seed);

@@ -456,7 +456,8 @@ Command add_run(CLI::App& app) {
   run->add_option("config", a->config_path, "YAML sweep file")->required();
   run->add_option("-o,--output", a->output, "CSV to write (default: results/<config name>.csv)")
       ->check(non_empty());
-  run->add_option("--seed", a->seed, "Input seed (overrides settings.seed), 0 to 2^64-1");
+  run->add_option("--seed", a->seed, "Input seed (overrides settings.seed), 0 to 2^64-1")
+      ->check(non_empty());
   run->add_option("--max-cases", a->max_cases,
                   "Refuse a config expanding to more cases than this (default 100000)")
       ->transform(integer_in(1, UINT64_MAX));
