@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -187,7 +188,10 @@ double parse_threshold(std::string text) {
   if (!text.empty() && text.back() == '%') text.pop_back();
   char* end = nullptr;
   const double pct = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
+  // Decimal digits with at most one point: strtod alone also takes " 5", "0x10" and "1e1".
+  const bool decimal = text.find_first_not_of("0123456789.") == std::string::npos &&
+                       std::count(text.begin(), text.end(), '.') <= 1;
+  if (text.empty() || !decimal || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
     throw std::invalid_argument("--threshold: '" + text + "' is not a percentage in [0, 1000)");
   return pct / 100.0;
 }

@@ -475,7 +475,15 @@ Command add_run(CLI::App& app) {
           ->check(non_empty()));
   run->add_option("--save-tensors", a->validation.save_tensors_dir,
                   "Write inputs and outputs of failing cases as .npy files under DIR/caseNNNN/")
-      ->check(non_empty());
+      ->check(non_empty())
+      ->check(CLI::Validator(
+          [](std::string& dir) -> std::string {
+            std::error_code ec;
+            return std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)
+                       ? "'" + dir + "' exists and is not a folder"
+                       : "";
+          },
+          ""));
   run->add_flag("--save-tensors-all", a->validation.save_all,
                 "With --save-tensors: of every validated case")
       ->needs(run->get_option("--save-tensors"));
