@@ -108,6 +108,22 @@ sweeps:
             "t.yaml:3:16: sweeps[0].axes.<<: expected a mapping (or list of mappings) to merge");
 }
 
+// Booleans as YAML 1.2 reads them: yaml-cpp alone would take YAML 1.1's yes, on and y.
+TEST(Sweep, BooleansAreTrueOrFalse) {
+  EXPECT_EQ(error_of("settings: {hot_inputs: yes}\nsweeps:\n  - kernel: reshape_and_cache_flash\n"),
+            "t.yaml:1:24: settings.hot_inputs: expected true or false, got 'yes'");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {swa: on}\n"),
+            "t.yaml:3:17: sweeps[0].axes.swa: expected true or false, got 'on'");
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {swa: \"true\"}\n"),
+            "t.yaml:3:17: sweeps[0].axes.swa: expected true or false, got 'true'");
+  const Config c = parse_config(
+      "settings: {hot_inputs: True}\nsweeps:\n  - kernel: reshape_and_cache_flash\n"
+      "    axes: {swa: [FALSE, true]}\n",
+      "t.yaml");
+  EXPECT_TRUE(c.settings.hot_inputs);
+  ASSERT_EQ(c.cases.size(), 2u);
+}
+
 // A case listed twice would give a CSV with a key twice, which compare, merge and --resume refuse.
 TEST(Sweep, EachCaseOnce) {
   const std::string twice_in_a_list =

@@ -207,11 +207,13 @@ std::int64_t positive_int(const std::string& source, const YAML::Node& n, const 
   return v;
 }
 
+// YAML 1.2's core schema: yaml-cpp also takes YAML 1.1's yes, no, on, off, y and n.
 bool boolean(const std::string& source, const YAML::Node& n, const std::string& path) {
-  bool v = false;
-  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v))
-    fail(source, n, path, "expected true or false, got '" + scalar_text(n) + "'");
-  return v;
+  const std::string t = n.IsScalar() ? n.Scalar() : "";
+  if (n.IsScalar() && n.Tag() != "!" && (t == "true" || t == "True" || t == "TRUE")) return true;
+  if (n.IsScalar() && n.Tag() != "!" && (t == "false" || t == "False" || t == "FALSE"))
+    return false;
+  fail(source, n, path, "expected true or false, got '" + scalar_text(n) + "'");
 }
 
 // The digits of a YAML 1.2 integer after its sign, in its base.
