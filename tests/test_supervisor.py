@@ -232,7 +232,8 @@ def sidecar_copy(src, name, change):
 def merge_checks():
     """merge refuses shards run with other settings, naming the setting and both values; bounds
     the shard count and names missing shards as ranges; checks every sidecar key it reads, naming
-    the file and the key; reads a CRLF shard and refuses a directory (exit 3 each)."""
+    the file and the key; reads a CRLF shard and refuses a directory as a shard or --config (exit 3
+    each)."""
     for i, extra in ((0, []), (1, []), (2, ["--mode", "cold"]), (3, ["--rotate", "61"])):
         code, _, err = run(["run", SMOKE, "-o", "m%d.csv" % i, "--shard", "%d/2" % (i % 2)] + extra)
         check(code == 0, "shard %d: exit %d: %s" % (i, code, err))
@@ -279,6 +280,10 @@ def merge_checks():
     shutil.copy("m0.csv.json", "dir.csv.json")
     code, _, err = run(["merge", "o.csv", "dir.csv", "m1.csv"])
     check(code == 3 and "dir.csv: is a directory, not a result CSV" in err, "dir: %d %r" % (code, err))
+    os.mkdir("cfg_dir")
+    code, _, err = run(["merge", "o.csv", "m0.csv", "m1.csv", "--config", "cfg_dir"])
+    check(code == 3 and err.strip() == "kvbench: cfg_dir: is a directory, not a config file "
+          "(the shards' sidecars name it; --config)", "config dir: %d %r" % (code, err))
     with open("m0.csv", newline="") as f, open("crlf.csv", "w", newline="") as g:
         g.write(f.read().replace("\n", "\r\n"))
     shutil.copy("m0.csv.json", "crlf.csv.json")

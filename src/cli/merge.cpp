@@ -78,8 +78,12 @@ Shards read_sidecars(const std::vector<std::string>& shards) {
 // The config the shards ran, checked against their hash.
 Config read_config(const std::string& config_path, const Shards& s) {
   const ShardRecord& first = s.records.front();
-  const std::string config_text =
-      slurp(config_path, "config (the shards' sidecars name it; --config)");
+  std::string config_text;
+  try {
+    config_text = read_config_text(config_path);  // refuses a folder or a device
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) + " (the shards' sidecars name it; --config)");
+  }
   if (fnv1a64_hex(config_text) != first.config_hash)
     throw std::invalid_argument(
         config_path + ": fnv1a64 " + fnv1a64_hex(config_text) + " is not the shards' " +
