@@ -9,11 +9,22 @@ metadata. Scripts ask the binary instead of copying the lists:
     less its leading `case` column.
 
 The binary is the one given, else $KVBENCH, else build/kvbench at the repository root.
+
+It also holds what the scripts share for reading result CSVs and their sidecars as kvbench does
+(src/core/result_csv.cpp): read_result_rows, number, integer, check_numbers, read_sidecar,
+sidecar_number; every problem is an InputError whose text is one line naming the file (and the
+line and column where there is one). ArgumentParser exits 3 on a bad command line.
 """
+import argparse
+import codecs
 import csv
 import functools
+import io
+import json
+import math
 import os
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Any shipped config: only the header of its case list is read.
@@ -22,6 +33,158 @@ LIST_CONFIG = os.path.join(ROOT, "configs", "smoke.yaml")
 
 class SchemaError(Exception):
     pass
+
+
+class InputError(Exception):
+    """A bad input file or flag: the text is one line naming the file (line, column) or flag."""
+
+
+# The longest line kvbench reads in a result CSV (kMaxResultLine, src/core/result_csv.hpp).
+MAX_LINE = 1 << 20
+csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE))
+
+
+def read_result_rows(path):
+    """(column names, [(line, row dict)]) of a CSV kvbench writes (result rows, `kvbench bounds`
+    rows), each row with the number of the line it ends on. Zero bytes are ([], []). InputError
+    for a file that cannot be read (a directory too), a line over MAX_LINE bytes, bytes that are
+    not UTF-8, a last line without its newline (a row cut short), CSV the csv module refuses, and
+    a row of more or fewer fields than the header; checking the columns and values is the
+    caller's."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror or e}")
+    for line, text in enumerate(data.split(b"\n"), 1):
+        if len(text.rstrip(b"\r")) > MAX_LINE:
+            raise InputError(f"{path}:{line}: line longer than {MAX_LINE} bytes "
+                             f"(is this a result CSV?)")
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0  # kvbench drops it
+    try:
+        text = data[bom:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        at = bom + e.start
+        line, column = data.count(b"\n", 0, at) + 1, at - data.rfind(b"\n", 0, at)
+        raise InputError(f"{path}:{line}:{column}: byte 0x{data[at]:02x} is not UTF-8 "
+                         f"(is this a result CSV?)")
+    if data and not data.endswith(b"\n"):
+        line = data.count(b"\n") + 1
+        raise InputError(f"{path}:{line}: no newline at the end of the last line "
+                         f"(a row cut short?)")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = []
+    try:
+        fieldnames = list(reader.fieldnames or [])
+        for row in reader:
+            if None in row.values():
+                raise InputError(f"{path}:{reader.line_num}: too few columns (truncated line?)")
+            if None in row:
+                raise InputError(f"{path}:{reader.line_num}: too many columns")
+            rows.append((reader.line_num, row))
+    except csv.Error as e:
+        raise InputError(f"{path}:{reader.line_num}: {e}")
+    return fieldnames, rows
+
+
+def _at(path, line):
+    return path if line is None else f"{path}:{line}"
+
+
+def number(text, path, line, column):
+    """A column's text as a finite non-negative number (what kvbench writes for times, bytes and
+    rates), None when empty; InputError naming the file, line (when not None) and column for
+    anything else (nan, inf, -1, abc)."""
+    if text == "":
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise InputError(f"{_at(path, line)}: column '{column}': '{text}' is not a "
+                         f"non-negative number")
+    return v
+
+
+def integer(text, path, line, column):
+    """A column's text as a non-negative integer (digits only), None when empty; InputError
+    naming the file, line (when not None) and column for anything else."""
+    if text == "":
+        return None
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise InputError(f"{_at(path, line)}: column '{column}': '{text}' is not an integer "
+                         f"(up to 18 digits)")
+    return int(text)
+
+
+def check_numbers(path, rows, numbers=(), integers=()):
+    """number() and integer() on the columns named, in each (line, row) of rows that has them."""
+    for line, row in rows:
+        for column in numbers:
+            number(row.get(column) or "", path, line, column)
+        for column in integers:
+            integer(row.get(column) or "", path, line, column)
+
+
+def read_sidecar(csv_path):
+    """The JSON sidecar <csv>.json as a dict; {} when there is none (older CSVs have none).
+    InputError when it cannot be read, is not JSON or not a JSON object, or when its
+    measured_peak_gbps or theoretical_peak_gbps is not a finite non-negative number (0 and null:
+    not known)."""
+    sidecar = csv_path + ".json"
+    if not os.path.lexists(sidecar):
+        return {}
+    try:
+        with open(sidecar, encoding="utf-8") as f:
+            meta = json.load(f)
+    except OSError as e:
+        raise InputError(f"{sidecar}: {e.strerror or e}")
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        raise InputError(f"{sidecar}: not JSON ({e})")
+    if not isinstance(meta, dict):
+        raise InputError(f"{sidecar}: not a JSON object")
+    for key in ("measured_peak_gbps", "theoretical_peak_gbps"):
+        sidecar_number(meta, sidecar, key)
+    return meta
+
+
+def sidecar_number(meta, sidecar, *keys):
+    """meta[keys[0]][keys[1]]... as a float: None when a key is absent or the value null;
+    InputError naming the sidecar and the key when the value is not a finite non-negative
+    number or an object on the way is not an object."""
+    value = meta
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict):
+            raise InputError(f"{sidecar}: key '{'.'.join(keys[:i])}' is not a JSON object")
+        value = value.get(key)
+        if value is None:
+            return None
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value < 0):
+        raise InputError(f"{sidecar}: key '{'.'.join(keys)}': {json.dumps(value)} is not a "
+                         f"non-negative number")
+    return float(value)
+
+
+def same_file(a, b):
+    """Whether paths a and b name one file: the same device and inode when both exist (a hard or
+    symbolic link of it too), else the same resolved path."""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with kvbench's exit code for a bad command line: the usage, one line naming the
+    problem, exit 3 (argparse's own is 2)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(3, f"{self.prog}: error: {message}\n")
 
 
 def find_binary(kvbench=None):
@@ -76,7 +239,6 @@ def columns(kvbench=None, role=None):
 
 if __name__ == "__main__":
     # kvbench_schema.py [KVBENCH]: print the case key, comma-separated (what the scripts use).
-    import sys
     try:
         print(",".join(case_key_columns(sys.argv[1] if len(sys.argv) > 1 else None)))
     except SchemaError as e:

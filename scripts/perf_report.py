@@ -24,16 +24,57 @@ and a table per token count summarises them (geometric means and ranges). --case
 of every case (long), with the bounds CSV's write and move floors of each. Percentages print
 with one decimal, so that 96.76% never reads as 97%. The performance targets
 that kvbench's own kernels are held to are developer tooling: tools/perf_targets.py, docs/dev/targets.md.
+
+Every CSV is read as kvbench reads it (scripts/kvbench_schema.py): a file that cannot be read,
+is not UTF-8, has a line over 1 MiB, lacks the newline of its last line, has no rows, lacks a
+column or holds a time that is not a finite non-negative number is refused with one line on
+stderr naming the file (and line and column) and exit 3; so are a bad sidecar and a bad command
+line. Exit 0 otherwise.
 """
-import argparse
-import csv
-import json
+import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbench_schema  # noqa: E402
+from kvbench_schema import InputError, SchemaError  # noqa: E402
 
+# Columns read as numbers, checked in every row that has them (empty is no value).
+NUMBER_COLUMNS = ("median_us", "mean_us", "pct_of_measured_peak", "bytes")
+BOUNDS_NUMBER_COLUMNS = ("median_us", "launch_floor_us", "write_floor_us", "move_floor_us",
+                         "plain_move_us", "bound_us")
+INTEGER_COLUMNS = ("num_tokens", "buffer_sets")
+
+
+def fail(error):
+    """One line on stderr and exit 3: bad input, a bad command line or an unwritable output."""
+    print(f"perf_report.py: {error}", file=sys.stderr)
+    raise SystemExit(3)
+
+
+def exits_on_bad_input(reader):
+    """`reader`, with an InputError (or a missing kvbench binary) made one line and exit 3:
+    tools/perf_targets.py calls these readers from its own main."""
+    @functools.wraps(reader)
+    def read(*args):
+        try:
+            return reader(*args)
+        except (InputError, SchemaError) as e:
+            fail(e)
+    return read
+
+
+def result_rows(path, what, needed, numbers, integers=INTEGER_COLUMNS):
+    """The rows of a CSV kvbench writes, as dicts: refused when it has no rows or lacks one of
+    the columns `needed` (`what` says what it should be), or when a value of the columns
+    `numbers` or `integers` is not one."""
+    fieldnames, rows = kvbench_schema.read_result_rows(path)
+    missing = [c for c in needed if c not in fieldnames]
+    if not rows or missing:
+        raise InputError(f"{path}: not {what} "
+                         f"({'no rows' if not rows else 'missing column ' + missing[0]})")
+    kvbench_schema.check_numbers(path, rows, numbers, integers)
+    return [row for _, row in rows]
 
 
 def shape_columns():
@@ -59,14 +100,14 @@ def shape_name(r):
     return s
 
 
+@exits_on_bad_input
 def load(path):
     """The rows of a result CSV and its sidecar (empty when there is none)."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    meta = {}
-    if os.path.exists(path + ".json"):
-        with open(path + ".json") as f:
-            meta = json.load(f)
+    rows = result_rows(path, "a result CSV", kvbench_schema.case_key_columns()
+                       + ["status", "median_us"], NUMBER_COLUMNS)
+    meta = kvbench_schema.read_sidecar(path)
+    for keys in (("launch_floor_us", "graph", "median_us"), ("device", "l2_bytes")):
+        kvbench_schema.sidecar_number(meta, path + ".json", *keys)
     return rows, meta
 
 
@@ -111,7 +152,9 @@ def shape_tables(rows, base, new):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    """Exit 0 when done; 3 on a bad command line, a bad input file or sidecar, or a standard
+    output that cannot be written, with one line on stderr (kvbench_schema.ArgumentParser)."""
+    ap = kvbench_schema.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--pair", default="seed_port,optimized")
     ap.add_argument("--bounds")
@@ -122,17 +165,31 @@ def main():
     pair = args.pair.split(",")
     if len(pair) != 2 or not all(pair):
         ap.error(f"--pair: '{args.pair}' is not two variant names separated by a comma")
+    try:
+        report(args, pair)
+        sys.stdout.flush()
+    except (InputError, SchemaError) as e:
+        fail(e)
+    except OSError as e:  # standard output cannot be written (> /dev/full, a closed pipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        fail(f"standard output: {e.strerror or e}")
+    return 0
+
+
+def report(args, pair):
+    """The tables of args.csv (and of --bounds, --triton, --previous), on standard output."""
     rows, meta = load(args.csv)
+    bounds = read_bounds(args.bounds) if args.bounds else None
+    triton = read_rows(args.triton, "triton") if args.triton else None
+    previous = read_rows(args.previous, "previous") if args.previous else None
     print(header_line(rows, meta))
     shape_tables(rows, *pair)
     if args.bounds or args.triton or args.previous:
         opt = [r for r in rows if r["variant"] == "optimized" and r["status"] == "passed"]
-        bounds = read_bounds(args.bounds) if args.bounds else None
-        triton = read_rows(args.triton, "triton") if args.triton else None
-        previous = read_rows(args.previous, "previous") if args.previous else None
         compared = compare(opt, bounds, triton, previous)
         summary(compared, bounds, triton, previous)
-        l2 = float(meta.get("device", {}).get("l2_bytes", 60 * 2**20))
+        l2 = kvbench_schema.sidecar_number(meta, args.csv + ".json", "device", "l2_bytes")
+        l2 = 60 * 2**20 if l2 is None else l2
         not_cold = sum(int(r.get("buffer_sets") or 1) > 1
                        and int(r.get("buffer_sets") or 1) * float(r["bytes"]) <= 3 * l2 for r in opt)
         if not_cold:
@@ -141,21 +198,13 @@ def main():
                   "not fully cold.")
         if args.cases:
             case_table(compared, bounds, triton, previous)
-    return 0
 
 
+@exits_on_bad_input
 def read_rows(path, what):
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        sys.exit(f"perf_report.py: {path}: {e.strerror}")
-    missing = [c for c in kvbench_schema.case_key_columns() + ["status", "median_us"]
-               if rows and c not in rows[0]]
-    if not rows or missing:
-        sys.exit(f"perf_report.py: {path}: not a result CSV for --{what} "
-                 f"({'no rows' if not rows else 'missing column ' + missing[0]})")
-    return rows
+    """The rows of the result CSV given to --`what` (--triton, --previous)."""
+    return result_rows(path, f"a result CSV for --{what}", kvbench_schema.case_key_columns()
+                       + ["status", "median_us"], NUMBER_COLUMNS)
 
 
 def timed(rows, variant=None, ignore_variant=False, column="median_us"):
@@ -281,17 +330,14 @@ def plain_move_us(b):
     return float(v) if v else None
 
 
+@exits_on_bad_input
 def read_bounds(path):
     """Rows of a `kvbench bounds` CSV by case key (the axis columns it copies from the result
     rows; the key comes from the kvbench binary, scripts/kvbench_schema.py)."""
     key = kvbench_schema.case_key_columns()
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    need = key + ["launch_floor_us", "write_floor_us", "move_floor_us"]
-    missing = [c for c in need if rows and c not in rows[0]]
-    if not rows or missing:
-        sys.exit(f"perf_report.py: {path}: not a kvbench bounds CSV "
-                 f"({'no rows' if not rows else 'missing column ' + missing[0]})")
+    rows = result_rows(path, "a kvbench bounds CSV",
+                       key + ["launch_floor_us", "write_floor_us", "move_floor_us"],
+                       BOUNDS_NUMBER_COLUMNS)
     return {tuple(r[c] for c in key): r for r in rows}
 
 

@@ -29,13 +29,17 @@ scripts/kvbench_schema.py). Horizontal lines mark the measured copy peak and the
 Axes: token counts as numbers (1, 16, 128, 1K, 32K), log-scale µs and ratios at plain numbers
 (1, 2, 5). The bottom of each figure says, per CSV drawn, its device, commit and how it was
 timed (mode, buffer sets, --rotate, hot inputs), from the sidecar, else from the rows.
-Exit status: 0 written, 1 bad input or an unwritable PNG (message on stderr), 2 bad command
-line, 3 matplotlib missing (scripts/kvbench_python.py: run again under the interpreter
-scripts/setup.sh provisions when it has it, else one line saying what to do).
+CSVs are read as kvbench reads them (scripts/kvbench_schema.py): a file that cannot be read, is
+not UTF-8, has a line over 1 MiB, lacks the newline of its last line or a column, or holds a
+median_us or gbps that is not a finite non-negative number is refused; so is a sidecar that is
+not a JSON object or whose peaks are not finite non-negative numbers (0 or null: not known).
+-o must name a .png that is none of the input CSVs or their sidecars.
+Exit status: 0 written; 3 bad input, a bad command line or an unwritable PNG (one line on
+stderr naming the file, line and column, or the flag), or matplotlib missing
+(scripts/kvbench_python.py: run again under the interpreter scripts/setup.sh provisions when it
+has it, else one line saying what to do).
 """
 import argparse
-import csv
-import json
 import math
 import os
 import sys
@@ -54,6 +58,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 import matplotlib.ticker as mticker  # noqa: E402
 
 import kvbench_schema  # noqa: E402
+from kvbench_schema import InputError  # noqa: E402
 
 SCHEMA_VERSIONS = ("1", "2", "3", "4")  # 2 adds buffer_sets (schema-1 rows timed one set), 3 context, 4 timer
 
@@ -71,56 +76,33 @@ def shape_columns():
     return [c for c in case_columns() if c not in ("num_tokens", "variant", "sweep")]
 
 
-class InputError(Exception):
-    pass
-
-
 def read_rows(path):
-    """Rows of a result CSV as dicts; refuses other schemas and missing columns."""
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            needed = ["schema_version", "status", "median_us", "gbps"] + case_columns()
-            missing = [c for c in needed if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(f"{path}:1: missing column '{missing[0]}'")
-            rows = []
-            for row in reader:
-                line = reader.line_num
-                if row["schema_version"] not in SCHEMA_VERSIONS:
-                    raise InputError(f"{path}:{line}: schema_version '{row['schema_version']}', "
-                                     f"this script reads {', '.join(SCHEMA_VERSIONS)}")
-                if None in row.values():
-                    raise InputError(f"{path}:{line}: too few columns (truncated line?)")
-                row["_line"] = line
-                rows.append(row)
-            return rows
-    except OSError as e:
-        raise InputError(f"{path}: {e.strerror}")
+    """Rows of a result CSV as dicts, each with its line number as '_line'; refuses what
+    kvbench_schema.read_result_rows refuses, other schemas, missing columns, and a median_us or
+    gbps that is not a finite non-negative number."""
+    fieldnames, rows = kvbench_schema.read_result_rows(path)
+    needed = ["schema_version", "status", "median_us", "gbps"] + case_columns()
+    missing = [c for c in needed if c not in fieldnames]
+    if missing:
+        raise InputError(f"{path}:1: missing column '{missing[0]}'")
+    for line, row in rows:
+        if row["schema_version"] not in SCHEMA_VERSIONS:
+            raise InputError(f"{path}:{line}: schema_version '{row['schema_version']}', "
+                             f"this script reads {', '.join(SCHEMA_VERSIONS)}")
+        row["_line"] = line
+    kvbench_schema.check_numbers(path, rows, ("median_us", "gbps"))
+    return [row for _, row in rows]
 
 
 def number(row, column, path):
-    text = row[column]
-    if text == "":
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"{path}:{row['_line']}: column '{column}': '{text}' is not a number")
-    return v if math.isfinite(v) else None
+    """The column's value as a finite non-negative number, None when empty."""
+    return kvbench_schema.number(row[column], path, row.get("_line"), column)
 
 
 def read_sidecar(csv_path):
-    """The JSON sidecar <csv>.json as a dict; {} when there is none."""
-    sidecar = csv_path + ".json"
-    if not os.path.exists(sidecar):
-        return {}
-    try:
-        with open(sidecar) as f:
-            meta = json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{sidecar}: {e}")
-    return meta if isinstance(meta, dict) else {}
+    """The JSON sidecar <csv>.json as a dict; {} when there is none (kvbench_schema.read_sidecar:
+    refused when not a JSON object or when a peak is not a finite non-negative number)."""
+    return kvbench_schema.read_sidecar(csv_path)
 
 
 def peaks(csv_path, peak, theoretical):
@@ -535,18 +517,50 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
     return path
 
 
+def number_flag(zero_ok):
+    """A flag's parser: a finite number above 0 (--peak-gbps, --theoretical-gbps), or 0 and above
+    when zero_ok (--threshold, --max-tokens)."""
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and (v >= 0 if zero_ok else v > 0)):
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not a finite number {'0 or above' if zero_ok else 'above 0'}")
+        return v
+    return parse
+
+
+def check_output(output, inputs):
+    """Refuses an -o that is not a .png, or that is one of the input CSVs or their sidecars
+    <csv>.json (the same file by device and inode, or the same path), before anything is
+    written."""
+    if not output:
+        return
+    for path in inputs:
+        for source in (path, path + ".json"):
+            if kvbench_schema.same_file(output, source):
+                raise InputError(f"-o {output}: the same file as the input {source}")
+    if not output.lower().endswith(".png"):
+        raise InputError(f"-o {output}: not a .png (plot.py writes PNG only)")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Exit 0 when written; 3 on a bad command line, bad input or a PNG that cannot be written,
+    with one line on stderr (kvbench_schema.ArgumentParser for the command line)."""
+    parser = kvbench_schema.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     bw = sub.add_parser("bandwidth", help="bandwidth against num_tokens, per shape")
     bw.add_argument("csv", nargs="+")
-    bw.add_argument("--peak-gbps", type=float, help="measured copy peak (GB/s)")
-    bw.add_argument("--theoretical-gbps", type=float, help="theoretical peak (GB/s)")
+    bw.add_argument("--peak-gbps", type=number_flag(False), help="measured copy peak (GB/s)")
+    bw.add_argument("--theoretical-gbps", type=number_flag(False), help="theoretical peak (GB/s)")
     bw.add_argument("--out-dir")
     cmp_ = sub.add_parser("compare", help="current / baseline median per case")
     cmp_.add_argument("baseline")
     cmp_.add_argument("current")
-    cmp_.add_argument("--threshold", type=float, default=5.0, help="percent band drawn (default 5)")
+    cmp_.add_argument("--threshold", type=number_flag(True), default=5.0,
+                      help="percent band drawn (default 5)")
     cmp_.add_argument("--ignore-variant", action="store_true",
                       help="match cases whatever their variant (CUDA against triton)")
     cmp_.add_argument("--variants", metavar="BASE,CURRENT",
@@ -560,7 +574,7 @@ def main(argv=None):
     dec.add_argument("csv", nargs="+", help="result CSVs (kvbench and triton_baseline.py rows)")
     dec.add_argument("--variants", default="optimized,triton",
                      help="comma-separated, the lines drawn (default optimized,triton)")
-    dec.add_argument("--max-tokens", type=float, help="only num_tokens up to this")
+    dec.add_argument("--max-tokens", type=number_flag(True), help="only num_tokens up to this")
     dec.add_argument("--out-dir")
     dec.add_argument("-o", "--output", help="the PNG to write (default <DIR>/<first CSV's "
                                             "stem>_decode.png)")
@@ -571,6 +585,9 @@ def main(argv=None):
         if len(pair) != 2 or not all(pair):
             parser.error(f"--variants {args.variants!r}: expected BASE,CURRENT (two variant names)")
     try:
+        if args.command != "bandwidth":
+            check_output(args.output, args.csv if args.command == "decode"
+                         else [args.baseline, args.current])
         if args.command == "bandwidth":
             paths = plot_bandwidth(args.csv, args.peak_gbps, args.theoretical_gbps, args.out_dir)
         elif args.command == "decode":
@@ -581,12 +598,18 @@ def main(argv=None):
                                   args.ignore_variant, args.output, pair)]
     except InputError as e:
         print(f"plot.py: {e}", file=sys.stderr)
-        return 1
+        return 3
     except OSError as e:  # the PNG or its directory cannot be written
-        print(f"plot.py: {e.filename or ''}: {e.strerror}", file=sys.stderr)
-        return 1
-    for p in paths:
-        print(p)
+        print(f"plot.py: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 3
+    try:
+        for p in paths:
+            print(p)
+        sys.stdout.flush()
+    except OSError as e:  # standard output cannot be written (> /dev/full, a closed pipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # drop what is left
+        print(f"plot.py: standard output: {e.strerror or e}", file=sys.stderr)
+        return 3
     return 0
 
 

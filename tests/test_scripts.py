@@ -14,6 +14,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import contextlib  # noqa: E402
 import csv  # noqa: E402
 import hashlib  # noqa: E402
 import io  # noqa: E402
@@ -91,8 +92,9 @@ class Plot(unittest.TestCase):
         self.assertTrue(is_png(p))
         with self.assertRaisesRegex(plot.InputError, r"variant nope against triton"):
             plot.plot_compare(both, both, out_dir=OUT, variants=("triton", "nope"))
-        with self.assertRaises(SystemExit):  # a bad pair is a bad command line (exit 2)
+        with self.assertRaises(SystemExit) as bad:  # a bad pair is a bad command line (exit 3)
             plot.main(["compare", both, both, "--variants", "triton"])
+        self.assertEqual(bad.exception.code, 3)
 
     def test_decode_plot(self):
         p = plot.plot_decode([os.path.join(DATA, "plot", "cuda.csv"),
@@ -132,7 +134,7 @@ class Plot(unittest.TestCase):
             plot.plot_compare(os.path.join(DATA, "gate", "baseline.csv"),
                               os.path.join(DATA, "gate", "bad_type.csv"), out_dir=OUT)
         self.assertEqual(plot.main(["bandwidth", os.path.join(DATA, "gate", "empty.csv"),
-                                    "--out-dir", OUT]), 1)
+                                    "--out-dir", OUT]), 3)
 
 
 class Axes(unittest.TestCase):
@@ -984,8 +986,185 @@ class PerfReportPair(unittest.TestCase):
 
     def test_bad_pair_is_one_line_error(self):
         done = self.report("--pair", "optimized")
-        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.returncode, 3)
         self.assertIn("--pair: 'optimized' is not two variant names", done.stderr)
+
+
+class BadInputIsExit3(unittest.TestCase):
+    """plot.py and perf_report.py on a bad CSV, sidecar, flag or output: one line on stderr naming
+    the file (line, column) or flag, exit 3, never a traceback and never the bad data read on
+    (scripts/kvbench_schema.py reads every CSV). Inputs are written to a temporary folder."""
+
+    SMOKE = os.path.join(ROOT, "results", "h200", "smoke.csv")
+
+    def setUp(self):
+        import tempfile
+        self.tmp = tempfile.mkdtemp(prefix="kvbench_bad_input_")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def write(self, name, data):
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    @staticmethod
+    def read(path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def smoke(self):
+        return self.read(self.SMOKE)
+
+    def run_script(self, script, *args, in_process=True):
+        """The script's exit code, stdout and stderr; plot.py in this process unless asked (an
+        exception it lets through fails the test as a traceback would), perf_report.py and
+        plot.py with in_process=False as a command."""
+        if script == "plot.py" and in_process:
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = plot.main(list(args))
+                except SystemExit as e:
+                    code = e.code
+            return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+        return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), *args],
+                              capture_output=True, text=True)
+
+    def assert_refused(self, done, message, one_line=True):
+        self.assertEqual(done.returncode, 3, done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+        self.assertIn(message, done.stderr)
+        if one_line:
+            self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+
+    def assert_every_reader_refuses(self, path, message, in_process=True):
+        """perf_report.py CSV and --previous CSV, plot.py bandwidth CSV and compare BASE CSV."""
+        out = os.path.join(self.tmp, "png")
+        for script, args in (("perf_report.py", [path]),
+                             ("perf_report.py", [self.SMOKE, "--previous", path]),
+                             ("plot.py", ["bandwidth", path, "--out-dir", out]),
+                             ("plot.py", ["compare", self.SMOKE, path, "--out-dir", out])):
+            with self.subTest(script=script, args=args[:2]):
+                done = self.run_script(script, *args, in_process=in_process)
+                self.assert_refused(done, message)
+                self.assertEqual(done.stdout, "")
+        self.assertFalse(os.path.exists(out))
+
+    def test_a_byte_that_is_not_utf8_is_named(self):
+        lines = self.smoke().split(b"\n")
+        lines[2] = lines[2].replace(b"NVIDIA", b"NVID\xffA", 1)
+        path = self.write("latin.csv", b"\n".join(lines))
+        column = lines[2].index(b"\xff") + 1
+        self.assert_every_reader_refuses(path, f"latin.csv:3:{column}: byte 0xff is not UTF-8",
+                                         in_process=False)
+
+    def test_a_last_row_cut_short_is_refused(self):
+        path = self.write("cut.csv", self.smoke()[:-50])  # head -c -50
+        self.assert_every_reader_refuses(
+            path, "cut.csv:65: no newline at the end of the last line (a row cut short?)")
+
+    def test_a_median_of_nan_or_below_zero_is_refused(self):
+        for value in ("nan", "-1", "inf"):
+            lines = self.smoke().split(b"\n")
+            self.assertIn(b",43.920,43.920,", lines[1])
+            lines[1] = lines[1].replace(b",43.920,43.920,", f",{value},43.920,".encode(), 1)
+            path = self.write(f"median_{value}.csv", b"\n".join(lines))
+            self.assert_every_reader_refuses(
+                path, f"median_{value}.csv:2: column 'median_us': '{value}' is not a "
+                      f"non-negative number")
+
+    def test_a_directory_is_not_a_csv(self):
+        folder = os.path.join(self.tmp, "run.csv")
+        os.mkdir(folder)
+        self.assert_every_reader_refuses(folder, "run.csv: Is a directory")
+
+    def test_lines_up_to_kvbench_limit_are_read(self):
+        # A 200 KiB field (over the csv module's default 128 KiB) reads; a line over 1 MiB
+        # (kvbench's kMaxResultLine) is refused by line number.
+        lines = self.smoke().split(b"\n")
+        self.assertIn(b",passed,,", lines[1])
+        long_reason = lines[1].replace(b",passed,,", b",passed," + b"r" * (200 << 10) + b",", 1)
+        path = self.write("long_reason.csv", b"\n".join([lines[0], long_reason] + lines[2:]))
+        done = self.run_script("perf_report.py", path)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("64 rows, "), done.stdout[:200])
+        self.assertEqual(plot.read_rows(path)[0]["reason"], "r" * (200 << 10))
+        too_long = lines[1].replace(b",passed,,", b",passed," + b"r" * (1 << 20) + b",", 1)
+        path = self.write("too_long.csv", b"\n".join([lines[0], too_long] + lines[2:]))
+        self.assert_every_reader_refuses(path, "too_long.csv:2: line longer than 1048576 bytes")
+
+    def test_a_csv_without_rows_is_refused_by_perf_report(self):
+        for name, data in (("empty.csv", b""), ("header.csv", self.smoke().split(b"\n")[0] + b"\n")):
+            path = self.write(name, data)
+            self.assert_refused(self.run_script("perf_report.py", path),
+                                f"{name}: not a result CSV (no rows)")
+
+    def test_an_output_that_is_an_input_is_refused_unwritten(self):
+        a = self.write("a.csv", self.read(os.path.join(DATA, "plot", "cuda.csv")))
+        b = self.write("b.csv", self.read(os.path.join(DATA, "plot", "triton.csv")))
+        sidecar = self.write("a.csv.json", self.read(os.path.join(DATA, "plot", "cuda.csv.json")))
+        link = os.path.join(self.tmp, "link.png")
+        os.symlink("b.csv", link)
+        before = {p: self.read(p) for p in (a, b, sidecar)}
+        for output, message in ((a, f"-o {a}: the same file as the input {a}"),
+                                (b, f"-o {b}: the same file as the input {b}"),
+                                (sidecar, f"-o {sidecar}: the same file as the input {sidecar}"),
+                                (link, f"-o {link}: the same file as the input {b}")):
+            with self.subTest(output=output):
+                self.assert_refused(self.run_script("plot.py", "compare", a, b, "--ignore-variant",
+                                                    "-o", output, in_process=False), message)
+                self.assert_refused(self.run_script("plot.py", "decode", a, b, "--variants",
+                                                    "seed_port,triton", "-o", output), message)
+        self.assert_refused(self.run_script("plot.py", "compare", a, b, "--ignore-variant", "-o",
+                                            os.path.join(self.tmp, "cmp.pdf")),
+                            "cmp.pdf: not a .png")
+        self.assertEqual({p: self.read(p) for p in before}, before)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["a.csv", "a.csv.json", "b.csv", "link.png"])
+
+    def test_a_bad_sidecar_is_refused(self):
+        a = self.write("a.csv", self.read(os.path.join(DATA, "plot", "cuda.csv")))
+        out = os.path.join(self.tmp, "png")
+        for text, message in (("[1]", "a.csv.json: not a JSON object"),
+                              ('{"measured_peak_gbps": -5}',
+                               "a.csv.json: key 'measured_peak_gbps': -5 is not a non-negative "
+                               "number"),
+                              ('{"measured_peak_gbps": NaN}', "key 'measured_peak_gbps': NaN"),
+                              ('{"theoretical_peak_gbps": "4800"}',
+                               "key 'theoretical_peak_gbps': \"4800\""),
+                              ('{"theoretical_peak_gbps": true}', "key 'theoretical_peak_gbps': true"),
+                              ("{", "a.csv.json: not JSON")):
+            with self.subTest(sidecar=text):
+                self.write("a.csv.json", text.encode())
+                self.assert_refused(self.run_script("plot.py", "bandwidth", a, "--out-dir", out),
+                                    message)
+        self.assertFalse(os.path.exists(out))
+        smoke = self.write("smoke.csv", self.smoke())
+        self.write("smoke.csv.json", b"[1]")
+        self.assert_refused(self.run_script("perf_report.py", smoke),
+                            "smoke.csv.json: not a JSON object")
+        # No sidecar, or one without the peaks (older runs): plotted, without the peak lines.
+        self.write("a.csv.json", b'{"git_sha": "0123456789ab"}')
+        self.assertEqual(plot.peaks(a, None, None), (None, None))
+        os.remove(os.path.join(self.tmp, "a.csv.json"))
+        self.assertEqual(plot.peaks(a, None, None), (None, None))
+
+    def test_bad_flags_are_exit_3(self):
+        csv_path = os.path.join(DATA, "plot", "cuda.csv")
+        out = os.path.join(self.tmp, "png")
+        for flag, value in (("--peak-gbps", "nan"), ("--peak-gbps", "-1"),
+                            ("--theoretical-gbps", "inf")):
+            with self.subTest(flag=flag, value=value):
+                done = self.run_script("plot.py", "bandwidth", csv_path, "--out-dir", out,
+                                       f"{flag}={value}")
+                self.assert_refused(done, f"argument {flag}: '{value}' is not a finite number "
+                                          f"above 0", one_line=False)
+                self.assertRegex(done.stderr, r"^usage: \S+ bandwidth ")
+        self.assertFalse(os.path.exists(out))
+        self.assert_refused(self.run_script("plot.py", "bogus"), "invalid choice: 'bogus'",
+                            one_line=False)
+        self.assert_refused(self.run_script("perf_report.py", self.SMOKE, "--bogus"),
+                            "unrecognized arguments: --bogus", one_line=False)
 
 
 class RotateProof(unittest.TestCase):
