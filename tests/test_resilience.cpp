@@ -319,6 +319,12 @@ TEST(Sidecar, TimingContextFromBothSidecars) {
       "");
   // Not a sidecar kvbench reads: nothing to say (the rows' columns still are compared).
   EXPECT_EQ(timing_context_mismatch("{}", "b.json", hot, "c.json"), "");
+  // Before a run: the baseline's sidecar against the settings the run will record.
+  const std::string run_hot = J::parse(hot)["settings"].dump();
+  EXPECT_EQ(run_context_mismatch(unset, "b.json", run_hot, "this run"),
+            "this run: settings.hot_inputs is true, b.json's is false");
+  EXPECT_EQ(run_context_mismatch(hot, "b.json", run_hot, "this run"), "");
+  EXPECT_EQ(run_context_mismatch("{}", "b.json", run_hot, "this run"), "");
 }
 
 TEST(Sidecar, ShardsOfOtherSettingsAreNotMerged) {

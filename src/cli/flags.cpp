@@ -213,6 +213,15 @@ std::string regular_file_text(const std::string& path) {
 
 }  // namespace
 
+void check_baseline_context(const std::string& baseline, const std::string& settings_json) {
+  if (const std::string b = regular_file_text(baseline + ".json"); !b.empty())
+    if (const std::string why =
+            run_context_mismatch(b, baseline + ".json", settings_json, "this run");
+        !why.empty())
+      throw GateError("timing mismatch: " + why +
+                      "; runs timed differently are not compared (docs/gate.md)");
+}
+
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
   const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
   // The sidecars are read too (the timing context below).

@@ -72,6 +72,11 @@ double parse_threshold(std::string text);
 // if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags);
 
+// Before `run --baseline` times anything: the baseline's sidecar (when it has one) against the
+// settings the run will record (settings_to_json). Throws GateError on a timing mismatch, the one
+// gate() would find after the sweep.
+void check_baseline_context(const std::string& baseline, const std::string& settings_json);
+
 // Flushes stdout; throws std::runtime_error when what was written did not reach it (/dev/full).
 void check_stdout();
 

@@ -266,17 +266,11 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
   return "";
 }
 
-std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
-                                    const std::string& cur_text, const std::string& cur_path) {
-  J b, c;
-  try {
-    b = checked(base_text, base_path);
-    c = checked(cur_text, cur_path);
-  } catch (const SidecarError&) {
-    return "";
-  }
-  const J& bs = b.at("settings");
-  const J& cs = c.at("settings");
+namespace {
+
+// timing_context_mismatch on two runs' settings objects.
+std::string settings_mismatch(const J& bs, const std::string& base_path, const J& cs,
+                              const std::string& cur_path) {
   const J nul;
   const auto setting = [&nul](const J& s, const char* key) -> const J& {
     const J* v = member(s, key);
@@ -318,6 +312,31 @@ std::string timing_context_mismatch(const std::string& base_text, const std::str
              shown(x);
   }
   return "";
+}
+
+}  // namespace
+
+std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
+                                    const std::string& cur_text, const std::string& cur_path) {
+  J b, c;
+  try {
+    b = checked(base_text, base_path);
+    c = checked(cur_text, cur_path);
+  } catch (const SidecarError&) {
+    return "";
+  }
+  return settings_mismatch(b.at("settings"), base_path, c.at("settings"), cur_path);
+}
+
+std::string run_context_mismatch(const std::string& base_text, const std::string& base_path,
+                                 const std::string& settings_json, const std::string& cur_name) {
+  J b;
+  try {
+    b = checked(base_text, base_path);
+  } catch (const SidecarError&) {
+    return "";
+  }
+  return settings_mismatch(b.at("settings"), base_path, J::parse(settings_json), cur_name);
 }
 
 std::string merge_sidecars(const std::vector<std::string>& texts,

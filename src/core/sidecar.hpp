@@ -69,6 +69,12 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
 std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
                                     const std::string& cur_text, const std::string& cur_path);
 
+// The same check before a run gated by `run --baseline`: the baseline's sidecar against the
+// settings this run will record (settings_to_json), named `cur_name` ("this run"). "" when they
+// agree or when base_text is not a sidecar that passes check_sidecar.
+std::string run_context_mismatch(const std::string& base_text, const std::string& base_path,
+                                 const std::string& settings_json, const std::string& cur_name);
+
 // The merged sidecar: the first shard's, with `csv` set to `csv_path`, every shard's devices
 // (one entry per device UUID and host), cases counted over all shards, the earliest start and
 // the latest finish, `interrupted` if any shard was, and the shard files under "merged_from".
