@@ -211,15 +211,18 @@ std::string regular_file_text(const std::string& path) {
   return read_file(path);
 }
 
+// The gate's refusal of runs timed differently; `why` is "" when they agree.
+void refuse_timing_mismatch(const std::string& why) {
+  if (!why.empty())
+    throw GateError("timing mismatch: " + why +
+                    "; runs timed differently are not compared (docs/gate.md)");
+}
+
 }  // namespace
 
 void check_baseline_context(const std::string& baseline, const std::string& settings_json) {
   if (const std::string b = regular_file_text(baseline + ".json"); !b.empty())
-    if (const std::string why =
-            run_context_mismatch(b, baseline + ".json", settings_json, "this run");
-        !why.empty())
-      throw GateError("timing mismatch: " + why +
-                      "; runs timed differently are not compared (docs/gate.md)");
+    refuse_timing_mismatch(run_context_mismatch(b, baseline + ".json", settings_json, "this run"));
 }
 
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
@@ -243,11 +246,8 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
   if (const std::string b = regular_file_text(flags.baseline + ".json"),
       c = regular_file_text(current_path + ".json");
       !b.empty() && !c.empty())
-    if (const std::string why =
-            timing_context_mismatch(b, flags.baseline + ".json", c, current_path + ".json");
-        !why.empty())
-      throw GateError("timing mismatch: " + why +
-                      "; runs timed differently are not compared (docs/gate.md)");
+    refuse_timing_mismatch(
+        timing_context_mismatch(b, flags.baseline + ".json", c, current_path + ".json"));
   const GateReport report = run_gate(flags.variants.empty() ? baseline : selected, current, opt);
   markdown_report(report, std::cout);
   check_stdout();
