@@ -4,13 +4,17 @@
   plot.py bandwidth CSV [CSV...] [--peak-gbps X] [--theoretical-gbps Y] [--out-dir DIR]
       Bandwidth (GB/s) against num_tokens (log x), one panel per shape (every case column but
       num_tokens, variant and sweep), one line per variant (seed_port, optimized, triton, ...).
-      Several CSVs are merged: a CUDA run and scripts/triton_baseline.py's rows plot together.
-      One PNG per kernel: <DIR>/<first CSV's stem>_bandwidth_<kernel>.png.
+      Several CSVs plot together (a CUDA run beside scripts/triton_baseline.py's rows); a variant
+      that two CSVs hold (two boards, two contexts) is one line per CSV, its name in the legend,
+      and a peak that differs between them one line per CSV. One PNG per kernel: <DIR>/<first
+      CSV's stem>_bandwidth_<kernel>.png.
   plot.py compare BASELINE.csv CURRENT.csv [--threshold PCT] [--ignore-variant]
                   [--variants BASE,CURRENT] [--out-dir DIR] [-o PNG]
       Current / baseline median time per case (matched by case columns and variant), one bar
-      each on a log axis: PNG, else <DIR>/<current stem>_vs_<baseline stem>.png. --ignore-variant matches every current
-      variant against the baseline's row of the same case (e.g. CUDA against triton).
+      each on a log axis: PNG, else <DIR>/<current stem>_vs_<baseline stem>.png (for two
+      files of one stem, the baseline's directory too: smoke_vs_h200_smoke.png).
+      --ignore-variant matches every current variant against the baseline's row of the same
+      case (e.g. CUDA against triton).
       --variants BASE,CURRENT, as for `kvbench compare`: BASELINE's rows of variant BASE against
       CURRENT's rows of variant CURRENT, case by case; the two files may be one (a run with
       --variants triton,optimized).
@@ -18,8 +22,8 @@
                  [-o PNG]
       Per-layer cost of a step: median µs against num_tokens (log-log), one panel per shape
       timed for every listed variant, one line per variant: a rotated kvbench run beside
-      triton_baseline.py --rotate on the same config. PNG, else <DIR>/<first CSV's
-      stem>_decode.png.
+      triton_baseline.py --rotate on the same config; a variant and context that two CSVs hold is
+      one line per CSV. PNG, else <DIR>/<first CSV's stem>_decode.png.
 
 DIR defaults to the directory of the (first / current) CSV. Columns are read by name; extra
 columns are ignored. The case columns come from the kvbench binary ($KVBENCH, else build/kvbench;
@@ -28,7 +32,9 @@ scripts/kvbench_schema.py). Horizontal lines mark the measured copy peak and the
 `theoretical_peak_gbps` at the top level of a JSON sidecar `<csv>.json` when it exists.
 Axes: token counts as numbers (1, 16, 128, 1K, 32K), log-scale µs and ratios at plain numbers
 (1, 2, 5). The bottom of each figure says, per CSV drawn, its device, commit and how it was
-timed (mode, buffer sets, --rotate, hot inputs), from the sidecar, else from the rows.
+timed (mode, buffer sets, --rotate, hot inputs), from the sidecar, else from the rows. A CSV is
+named by its file name, or with as many of its directories as tell it from the others
+(h200/smoke.csv beside results/smoke.csv).
 CSVs are read as kvbench reads them (scripts/kvbench_schema.py): a file that cannot be read, is
 not UTF-8, has a line over 1 MiB, lacks the newline of its last line or a column, or holds a
 median_us or gbps that is not a finite non-negative number is refused; so is a sidecar that is
@@ -203,10 +209,11 @@ def _distinct(rows, column):
     return sorted({row.get(column) or "" for row in rows} - {""})
 
 
-def timing_line(path, rows):
+def timing_line(path, rows, name=None):
     """Where and how the plotted rows of one CSV were timed: device, commit, mode, buffer sets
     (and --rotate), hot inputs, the L2 flush of cold mode. From the sidecar <csv>.json; a CSV
-    without one (the older triton_baseline.py's) is described from its rows' columns."""
+    without one (the older triton_baseline.py's) is described from its rows' columns. name: the
+    CSV's name on the figure (source_names), else its file name."""
     meta = read_sidecar(path)
     settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
     device_info = meta.get("device")
@@ -243,7 +250,7 @@ def timing_line(path, rows):
     if timers:
         how.append(f"{'/'.join(timers)} timer")
     source = "" if meta else " (no sidecar: from the rows)"
-    return f"{os.path.basename(path)}{source}: {device}, {commit}; {', '.join(how)}"
+    return f"{name or os.path.basename(path)}{source}: {device}, {commit}; {', '.join(how)}"
 
 
 def add_timing_lines(fig, lines):
@@ -287,6 +294,21 @@ def stem(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
+def source_names(paths):
+    """Each path's name on a figure: its file name, or as many trailing directories more as
+    tell it from the other paths (results/h200/smoke.csv and results/smoke.csv: h200/smoke.csv
+    and results/smoke.csv). One path given twice keeps its file name."""
+    parts = [os.path.abspath(p).split(os.sep) for p in paths]
+    names = []
+    for mine in parts:
+        others = [q for q in parts if q != mine]
+        depth = 1
+        while depth < len(mine) and any(q[-depth:] == mine[-depth:] for q in others):
+            depth += 1
+        names.append("/".join(mine[-depth:]))
+    return names
+
+
 def grid_of_panels(n, width=4.6, height=3.4, extra=0.6):
     """A figure of n panels, four to a row: (fig, axes)."""
     cols = min(4, n)
@@ -302,10 +324,15 @@ def finish(fig, axes, n, title, lines, handles, labels, path):
         ax.axis("off")
     height = fig.get_figheight()
     fig.suptitle(title, fontsize=11, y=1 - 0.12 / height, va="top")
-    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, frameon=False,
+    # As many entries a row as the figure's width holds (8-point text, about 0.075 in a
+    # character, and the line sample); each further row takes 0.2 in more.
+    entry = 0.6 + 0.075 * max((len(label) for label in labels), default=0)
+    ncol = max(1, min(len(labels), int(fig.get_figwidth() / entry)))
+    rows = -(-len(labels) // ncol)
+    fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=8, frameon=False,
                bbox_to_anchor=(0.5, 1 - 0.42 / height))
     bottom = add_timing_lines(fig, lines)
-    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.7 / height))
+    fig.tight_layout(rect=(0, bottom, 1, 1 - (0.5 + 0.2 * rows) / height))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -321,12 +348,12 @@ def legend_entries(axes):
     return handles, labels
 
 
-def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
-    """Writes one PNG per kernel; returns their paths."""
-    peak, theoretical = peaks(csv_paths[0], peak, theoretical)
-    # kernel -> shape -> variant -> [(tokens, gbps)]
+def bandwidth_series(csv_paths):
+    """kernel -> shape -> (variant, path) -> [(tokens, gbps)] sorted by tokens, of the passed rows
+    with a GB/s figure; and kernel -> path -> the rows drawn. One line per variant and CSV: the
+    same variant from two CSVs (two boards, two contexts) is two lines, never one."""
     series = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    plotted = defaultdict(lambda: defaultdict(list))  # kernel -> path -> rows drawn
+    drawn = defaultdict(lambda: defaultdict(list))
     shape_cols = shape_columns()
     for path in csv_paths:
         for row in read_rows(path):
@@ -337,29 +364,71 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
             if gbps is None or tokens is None:
                 continue
             shape = tuple(row[c] for c in shape_cols)
-            series[row["kernel"]][shape][row["variant"]].append((tokens, gbps))
-            plotted[row["kernel"]][path].append(row)
+            series[row["kernel"]][shape][(row["variant"], path)].append((tokens, gbps))
+            drawn[row["kernel"]][path].append(row)
+    for shapes in series.values():
+        for lines in shapes.values():
+            for points in lines.values():
+                points.sort()
+    return series, drawn
+
+
+def line_labels(keys, names):
+    """Legend label per line key (text, path): the text, and every line's CSV name after it when
+    one text comes from more than one CSV."""
+    paths = defaultdict(set)
+    for text, path in keys:
+        paths[text].add(path)
+    shared = any(len(p) > 1 for p in paths.values())
+    return {(text, path): text + (f" ({names[path]})" if shared else "") for text, path in keys}
+
+
+def peak_lines(csv_paths, names, peak, theoretical):
+    """[(GB/s, label, style)] of the measured and theoretical peaks: flags first, else each CSV's
+    sidecar; a peak that differs between CSVs (two boards) is one line per CSV, named."""
+    out = []
+    for which, style, flag in (("measured copy peak", "--", peak),
+                               ("theoretical peak", ":", theoretical)):
+        values = defaultdict(list)  # GB/s -> CSV names
+        for path in csv_paths:
+            found = peaks(path, peak, theoretical)[0 if style == "--" else 1]
+            if found:
+                values[found].append(names[path])
+        for gbps, of in sorted(values.items()):
+            label = f"{which} {gbps:.0f} GB/s"
+            out.append((gbps, label + (f" ({', '.join(of)})" if len(values) > 1 else ""), style))
+    return out
+
+
+def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
+    """Writes one PNG per kernel; returns their paths."""
+    csv_paths = list(dict.fromkeys(csv_paths))
+    series, drawn = bandwidth_series(csv_paths)
     if not series:
         raise InputError(f"{', '.join(csv_paths)}: no timed rows to plot")
-
+    names = dict(zip(csv_paths, source_names(csv_paths)))
     written = []
     for kernel, shapes in sorted(series.items()):
         n = len(shapes)
         fig, axes = grid_of_panels(n, height=3.4)
-        variants = sorted({v for per_shape in shapes.values() for v in per_shape})
+        keys = sorted({k for lines in shapes.values() for k in lines},
+                      key=lambda k: (k[0], csv_paths.index(k[1])))
+        labels = line_labels(keys, names)
+        variants = sorted({v for v, _ in keys})
         colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(variants)}
-        for ax, (shape, per_variant) in zip(axes.flat, sorted(shapes.items())):
-            for variant, points in sorted(per_variant.items()):
-                points.sort()
+        paths = [p for p in csv_paths if p in drawn[kernel]]
+        styles = {p: CONTEXT_STYLES[i % len(CONTEXT_STYLES)] for i, p in enumerate(paths)}
+        levels = peak_lines(paths, names, peak, theoretical)
+        for ax, (shape, lines) in zip(axes.flat, sorted(shapes.items())):
+            for key in (k for k in keys if k in lines):
+                points = lines[key]
                 ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
-                        label=variant, color=colors[variant])
-            if peak:
-                ax.axhline(peak, color="black", linestyle="--", linewidth=0.8,
-                           label=f"measured copy peak {peak:.0f} GB/s")
-            if theoretical:
-                ax.axhline(theoretical, color="gray", linestyle=":", linewidth=0.8,
-                           label=f"theoretical peak {theoretical:.0f} GB/s")
-            tokens_axis(ax, [t for points in per_variant.values() for t, _ in points])
+                        label=labels[key], color=colors[key[0]],
+                        linestyle=styles[key[1]] if labels[key] != key[0] else "-")
+            for gbps, label, style in levels:
+                ax.axhline(gbps, color="black" if style == "--" else "gray", linestyle=style,
+                           linewidth=0.8, label=label)
+            tokens_axis(ax, [t for points in lines.values() for t, _ in points])
             ax.set_ylim(bottom=0)
             ax.set_title(shape_label(shape), fontsize=8)
             ax.set_xlabel("num_tokens", fontsize=8)
@@ -368,7 +437,7 @@ def plot_bandwidth(csv_paths, peak=None, theoretical=None, out_dir=None):
             ax.grid(True, which="major", alpha=0.3)
         path = out_path(out_dir, os.path.dirname(csv_paths[0]),
                         f"{stem(csv_paths[0])}_bandwidth_{kernel}.png")
-        lines = [timing_line(p, rows) for p, rows in plotted[kernel].items()]
+        lines = [timing_line(p, drawn[kernel][p], names[p]) for p in paths]
         finish(fig, axes, n, f"{kernel}: bandwidth (logical bytes / median time per launch)",
                lines, *legend_entries(axes), path)
         written.append(path)
@@ -417,8 +486,9 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
         c = dict(zip(case_cols, k))
         labels.append(f"{c['variant']} {c['sweep']} T={format_tokens(float(c['num_tokens']))} "
                       + shape_label(tuple(c[s] for s in shape_cols)).replace("\n", " "))
-    lines = [timing_line(baseline_path, [base[match(k)][1] for k in keys]),
-             timing_line(current_path, [cur[k][1] for k in keys])]
+    base_name, cur_name = source_names([baseline_path, current_path])
+    lines = [timing_line(baseline_path, [base[match(k)][1] for k in keys], base_name),
+             timing_line(current_path, [cur[k][1] for k in keys], cur_name)]
     fig, ax = plt.subplots(figsize=(11, max(3.0, 0.22 * len(keys) + 1.2 + 0.16 * len(lines))))
     y = range(len(keys))
     ax.barh(list(y), [r - 1 for r in ratios], left=1, color=colors)
@@ -435,7 +505,7 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
     ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: plain_number(v)))
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
     ax.set_xlabel("current / baseline median time (log scale; < 1 is faster)")
-    names = [os.path.basename(current_path), os.path.basename(baseline_path)]
+    names = [cur_name, base_name]
     if variants:  # which rows of each file
         names = [f"{n} ({v})" for n, v in zip(names, (variants[1], variants[0]))]
     ax.set_title(f"{names[0]} vs {names[1]}: "
@@ -443,8 +513,13 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
                  f"±{threshold:g}% band", fontsize=10)
     bottom = add_timing_lines(fig, lines)
     fig.tight_layout(rect=(0, bottom, 1, 1))
+    # In the current CSV's directory: the baseline's name says which baseline when the stems
+    # are one (results/smoke_vs_h200_smoke.png).
+    against = stem(baseline_path)
+    if against == stem(current_path) and baseline_path != current_path:
+        against = os.path.splitext(base_name)[0].replace("/", "_")
     path = output_path(output) or out_path(out_dir, os.path.dirname(current_path),
-                                           f"{stem(current_path)}_vs_{stem(baseline_path)}.png")
+                                           f"{stem(current_path)}_vs_{against}.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -454,15 +529,22 @@ CONTEXT_ORDER = ("back_to_back", "cold", "after_producer", "layer")
 CONTEXT_STYLES = ("-", "--", ":", "-.")
 
 
+def context_rank(context):
+    return (CONTEXT_ORDER.index(context) if context in CONTEXT_ORDER else len(CONTEXT_ORDER),
+            context)
+
+
 def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, out_dir=None,
                 output=None):
     """Per-layer cost of a step: median µs against num_tokens, one panel per shape, one line per
     variant (e.g. optimized from a rotated kvbench run, triton from triton_baseline.py --rotate on
     the same config). Rows of several contexts (the `context` column, schema 3; one CSV per
     context, say) give one line per variant and context: the colour says the variant, the line
-    style the context. The bottom lines say how each CSV was timed (61 sets: one DeepSeek-V3
+    style the context; a variant and context from two CSVs is one line per CSV (marker and legend
+    name the CSV). The bottom lines say how each CSV was timed (61 sets: one DeepSeek-V3
     step, each layer writing its own cache). Returns the PNG's path."""
-    # shape -> (variant, context) -> [(tokens, us, path, row)]
+    csv_paths = list(dict.fromkeys(csv_paths))
+    # shape -> (variant, context, path) -> [(tokens, us, row)]
     series = defaultdict(lambda: defaultdict(list))
     shape_cols = shape_columns()
     for path in csv_paths:
@@ -472,35 +554,36 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
             us, tokens = number(row, "median_us", path), number(row, "num_tokens", path)
             if us is None or tokens is None or (max_tokens and tokens > max_tokens):
                 continue
-            series[tuple(row[c] for c in shape_cols)][(row["variant"], row.get("context") or "")
-                                                      ].append((tokens, us, path, row))
+            series[tuple(row[c] for c in shape_cols)][
+                (row["variant"], row.get("context") or "", path)].append((tokens, us, row))
     # Shapes timed for every variant (in some context).
-    shapes = {k: v for k, v in series.items() if {var for var, _ in v} == set(variants)}
+    shapes = {k: v for k, v in series.items() if {var for var, _, _ in v} == set(variants)}
     if not shapes:
         raise InputError(f"{', '.join(csv_paths)}: no shape timed for every one of "
                          f"{', '.join(variants)}")
-    contexts = sorted({ctx for v in shapes.values() for _, ctx in v},
-                      key=lambda c: (CONTEXT_ORDER.index(c) if c in CONTEXT_ORDER
-                                     else len(CONTEXT_ORDER), c))
+    keys = sorted({k for lines in shapes.values() for k in lines},
+                  key=lambda k: (variants.index(k[0]), context_rank(k[1]), csv_paths.index(k[2])))
+    contexts = sorted({ctx for _, ctx, _ in keys}, key=context_rank)
     styles = {c: CONTEXT_STYLES[i % len(CONTEXT_STYLES)] for i, c in enumerate(contexts)}
+    names = dict(zip(csv_paths, source_names(csv_paths)))
+    texts = {k: k[0] if len(contexts) == 1 else f"{k[0]}, {k[1] or 'no context'}" for k in keys}
+    labels = line_labels({(texts[k], k[2]) for k in keys}, names)
+    markers = {p: "osD^v"[i % 5] for i, p in enumerate(csv_paths)}
     n = len(shapes)
     fig, axes = grid_of_panels(n, height=3.2)
     colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(variants)}
     plotted = defaultdict(list)  # path -> rows drawn
     for ax, (shape, lines) in zip(axes.flat, sorted(shapes.items())):
         tokens, values = [], []
-        for variant in variants:
-            for ctx in contexts:
-                points = sorted(lines.get((variant, ctx), []), key=lambda p: p[0])
-                if not points:
-                    continue
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
-                        label=variant if len(contexts) == 1 else f"{variant}, {ctx or 'no context'}",
-                        color=colors[variant], linestyle=styles[ctx])
-                tokens += [p[0] for p in points]
-                values += [p[1] for p in points]
-                for p in points:
-                    plotted[p[2]].append(p[3])
+        for key in (k for k in keys if k in lines):
+            points = sorted(lines[key], key=lambda p: p[0])
+            label = labels[(texts[key], key[2])]
+            ax.plot([p[0] for p in points], [p[1] for p in points], markersize=3, label=label,
+                    marker=markers[key[2]] if label != texts[key] else "o",
+                    color=colors[key[0]], linestyle=styles[key[1]])
+            tokens += [p[0] for p in points]
+            values += [p[1] for p in points]
+            plotted[key[2]] += [p[2] for p in points]
         tokens_axis(ax, tokens)
         microseconds_axis(ax, values)
         ax.set_title(shape_label(shape), fontsize=8)
@@ -510,7 +593,7 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
         ax.grid(True, which="major", alpha=0.3)
     path = output_path(output) or out_path(out_dir, os.path.dirname(csv_paths[0]),
                                            f"{stem(csv_paths[0])}_decode.png")
-    lines = [timing_line(p, plotted[p]) for p in csv_paths if plotted[p]]
+    lines = [timing_line(p, plotted[p], names[p]) for p in csv_paths if plotted[p]]
     title = ("per-layer µs of one step (median per launch)" if len(contexts) == 1 else
              "median µs per launch by variant (colour) and context (line style)")
     finish(fig, axes, n, title, lines, *legend_entries(axes), path)

@@ -123,6 +123,77 @@ class Plot(unittest.TestCase):
         self.assertIn("context after_producer, cupti timer",
                       plot.timing_line(paths[1], plot.read_rows(paths[1])))
 
+    def two_boards(self):
+        """cuda.csv under two directories, the second's sidecar with another board's peaks."""
+        paths = []
+        for board, peaks in (("h200", (4240.0, 4800.0)), ("h100", (3009.0, 3352.0))):
+            os.makedirs(os.path.join(OUT, "boards", board), exist_ok=True)
+            path = os.path.join(OUT, "boards", board, "cuda.csv")
+            shutil.copyfile(os.path.join(DATA, "plot", "cuda.csv"), path)
+            with open(path + ".json", "w") as f:
+                json.dump({"measured_peak_gbps": peaks[0], "theoretical_peak_gbps": peaks[1]}, f)
+            paths.append(path)
+        return paths
+
+    def test_csvs_are_named_apart(self):
+        self.assertEqual(plot.source_names(["results/h200/smoke.csv", "results/smoke.csv"]),
+                         ["h200/smoke.csv", "results/smoke.csv"])
+        self.assertEqual(plot.source_names(["a/x/cuda.csv", "b/x/cuda.csv", "c/triton.csv"]),
+                         ["a/x/cuda.csv", "b/x/cuda.csv", "triton.csv"])
+        self.assertEqual(plot.source_names(["a/cuda.csv", "a/cuda.csv"]), ["cuda.csv"] * 2)
+
+    def test_one_variant_of_two_csvs_is_two_lines(self):
+        h200, h100 = self.two_boards()
+        series, drawn = plot.bandwidth_series([h200, h100])
+        shape, lines = sorted(series["reshape_and_cache_flash"].items())[0]
+        self.assertEqual(sorted(lines), [("seed_port", h100), ("seed_port", h200)])
+        self.assertEqual(lines[("seed_port", h200)], lines[("seed_port", h100)])  # each whole
+        self.assertEqual(len({t for t, _ in lines[("seed_port", h200)]}),
+                         len(lines[("seed_port", h200)]))  # one point a token count
+        names = dict(zip([h200, h100], plot.source_names([h200, h100])))
+        self.assertEqual(plot.line_labels({("optimized", h200), ("optimized", h100)}, names),
+                         {("optimized", h200): "optimized (h200/cuda.csv)",
+                          ("optimized", h100): "optimized (h100/cuda.csv)"})
+        triton = os.path.join(DATA, "plot", "triton.csv")  # variants apart: no names
+        self.assertEqual(plot.line_labels({("optimized", h200), ("triton", triton)}, names),
+                         {("optimized", h200): "optimized", ("triton", triton): "triton"})
+        # Each board's peaks, named; one board's alone, as before.
+        self.assertEqual(plot.peak_lines([h200, h100], names, None, None),
+                         [(3009.0, "measured copy peak 3009 GB/s (h100/cuda.csv)", "--"),
+                          (4240.0, "measured copy peak 4240 GB/s (h200/cuda.csv)", "--"),
+                          (3352.0, "theoretical peak 3352 GB/s (h100/cuda.csv)", ":"),
+                          (4800.0, "theoretical peak 4800 GB/s (h200/cuda.csv)", ":")])
+        self.assertEqual(plot.peak_lines([h200, triton], names | {triton: "triton.csv"}, None,
+                                         None),
+                         [(4240.0, "measured copy peak 4240 GB/s", "--"),
+                          (4800.0, "theoretical peak 4800 GB/s", ":")])
+        # What the figures carry: the legend and the timing lines name each CSV.
+        seen = []
+        original = plot.finish
+
+        def record(fig, axes, n, title, lines, handles, labels, path):
+            seen.append((labels, lines))
+            return original(fig, axes, n, title, lines, handles, labels, path)
+
+        plot.finish = record
+        try:
+            plot.plot_bandwidth([h200, h100], out_dir=OUT)
+            plot.plot_decode([h200, h100], variants=("seed_port",), out_dir=OUT)
+        finally:
+            plot.finish = original
+        for labels, lines in seen:
+            self.assertIn("seed_port (h200/cuda.csv)", labels)
+            self.assertIn("seed_port (h100/cuda.csv)", labels)
+            self.assertEqual([line.split(":")[0] for line in lines],
+                             ["h200/cuda.csv", "h100/cuda.csv"])
+        self.assertEqual(len(seen), 3)  # two bandwidth PNGs, decode
+
+    def test_compare_of_one_stem_names_the_baseline(self):
+        h200, h100 = self.two_boards()
+        p = plot.plot_compare(h200, h100)
+        self.assertEqual(p, os.path.join(OUT, "boards", "h100", "cuda_vs_h200_cuda.png"))
+        self.assertTrue(is_png(p))
+
     def test_bad_input(self):
         with self.assertRaisesRegex(plot.InputError, r"schema5.csv:2: schema_version '5'"):
             plot.read_rows(os.path.join(DATA, "gate", "schema5.csv"))
