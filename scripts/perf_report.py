@@ -42,7 +42,7 @@ from kvbench_schema import InputError, SchemaError  # noqa: E402
 # Columns read as numbers, checked in every row that has them (empty is no value).
 NUMBER_COLUMNS = ("median_us", "mean_us", "pct_of_measured_peak", "bytes")
 BOUNDS_NUMBER_COLUMNS = ("median_us", "launch_floor_us", "write_floor_us", "move_floor_us",
-                         "plain_move_us", "bound_us")
+                         "plain_move_us", "bound_us", "plain_move_mean_us")
 INTEGER_COLUMNS = ("num_tokens", "buffer_sets")
 
 

@@ -139,8 +139,9 @@ TEST(Bounds, OutputLinesHaveTheHeadersColumns) {
   EXPECT_EQ(commas(line) - 1, commas(bounds_header()));  // one comma inside the quotes
   r.context = Context::layer;
   r.timer = Timer::cupti;
-  EXPECT_EQ(bounds_line(r).substr(bounds_line(r).size() - 12), ",layer,cupti");
-  EXPECT_EQ(bounds_header().substr(bounds_header().size() - 14), ",context,timer");
+  EXPECT_EQ(bounds_line(r).substr(bounds_line(r).size() - 13), ",layer,cupti,");
+  EXPECT_EQ(bounds_header().substr(bounds_header().size() - 33),
+            ",context,timer,plain_move_mean_us");
 }
 
 TEST(Bounds, EverySizeAndOneVariantOnRequestWithTheRowsSetCount) {
@@ -189,6 +190,30 @@ TEST(Bounds, TheReferenceIsTheFasterOfTheMoveAndTheScatter) {
   const std::string line = bounds_line(r);
   EXPECT_NE(line.find(",9.0000,90.0000"), std::string::npos)
       << line;  // plain_move_us, pct_of_plain_move
+}
+
+// By the mean too: the lower of the move's and the scatter's lowest means, each taken apart from
+// the medians (the kernel with the lowest median need not have the lowest mean); the last column,
+// empty when neither was timed.
+TEST(Bounds, ThePlainMoveByTheMeanIsTheLowerMean) {
+  BoundRow r;
+  r.axes.assign(kKeyColumnCount, "x");
+  r.median_us = 2;
+  r.move_floor_us = 1.024;
+  EXPECT_EQ(plain_move_mean_of(r), 0);
+  EXPECT_EQ(bounds_line(r).back(), ',') << bounds_line(r);  // not timed: empty
+  r.move_floor_mean_us = 1.1;
+  EXPECT_EQ(plain_move_mean_of(r), 1.1);  // concat: no scatter
+  r.scatter_floor_us = 1.28;              // slower by the median...
+  r.scatter_floor_mean_us = 1.05;         // ...faster by the mean
+  EXPECT_EQ(bound_of(r), 1.024);
+  EXPECT_EQ(plain_move_mean_of(r), 1.05);
+  r.scatter_floor_mean_us = 1.2;
+  EXPECT_EQ(plain_move_mean_of(r), 1.1);
+  const std::string line = bounds_line(r);
+  EXPECT_EQ(line.substr(line.rfind(',')), ",1.1000") << line;
+  const std::string header = bounds_header();
+  EXPECT_EQ(header.substr(header.rfind(',')), ",plain_move_mean_us");
 }
 
 // Whether a case's bound is a scatter is its operation's to say: the cache write's is, each token's

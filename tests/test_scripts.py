@@ -749,6 +749,38 @@ class ContextTargets(unittest.TestCase):
                       f"| {len(by_mean)} cases "
                       f"| | {math.exp(sum(map(math.log, by_mean)) / len(by_mean)):.3f}x |", out)
 
+    def test_plain_move_by_the_mean(self):
+        # The committed bounds with a `plain_move_mean_us` column (here its median less a
+        # made-up 0.1 µs a row): the by-the-mean row is the rows' mean_us less that column.
+        bounds = os.path.join(ROOT, "results", "h100", "context", "bounds_after_producer_cupti.csv")
+        os.makedirs(OUT, exist_ok=True)
+        with_mean = os.path.join(OUT, "bounds_with_mean.csv")
+        with open(bounds, newline="") as f:
+            rows = list(csv.DictReader(f))
+        with open(with_mean, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]) + ["plain_move_mean_us"],
+                               lineterminator="\n")
+            w.writeheader()
+            for r in rows:
+                w.writerow(dict(r, plain_move_mean_us=f"{float(r['plain_move_us']) - 0.1:.4f}"))
+        with open(self.CSV, newline="") as f:
+            means = {tuple(r[c] for c in KEY_COLUMNS): float(r["mean_us"])
+                     for r in csv.DictReader(f) if r["status"] == "passed" and r["mean_us"]}
+        over = [means[tuple(r[c] for c in KEY_COLUMNS)] - (float(r["plain_move_us"]) - 0.1)
+                for r in rows if int(r["num_tokens"]) <= 128]
+        label = "| within 0.3 µs of its plain-move reference, by the mean of the samples |"
+        for given, expected in ((bounds, None), (with_mean, over)):
+            done = subprocess.run([sys.executable, PERF_TARGETS, self.CSV, "--bounds", given],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            if expected is None:
+                self.assertNotIn(label, done.stdout)
+                continue
+            line = next(x for x in done.stdout.splitlines() if x.startswith(label))
+            held = sum(x <= 0.3 for x in expected)
+            self.assertIn(f" {held}/{len(expected)} hold |", line)
+            self.assertIn(f"| {max(expected):+.3f} µs |", line)
+
 
 class PerfReport(unittest.TestCase):
     """scripts/perf_report.py and tools/perf_targets.py on the committed H200 perf run: their

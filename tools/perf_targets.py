@@ -21,7 +21,7 @@ inputs right before each launch, as in a decode step) is judged on its T <= 128 
 faster than Triton on every case (a tie at the timer's step is not faster), by 1.5x in geometric
 mean (both also by the mean of each case's samples, which resolves below the step), and with
 --bounds (`kvbench bounds` of the run, timed in the same context) within 0.3 µs of its plain-move
-reference.
+reference (also by the means where the bounds CSV has `plain_move_mean_us`).
 A rotated run (the sidecar's settings.rotate other than 1) is judged per case only. Per case of
 `optimized`, with --bounds (its `plain_move_us`, the plain-move reference: the fastest plain kernel
 kvbench tries for the case's bytes, which kernels can beat), --triton (a triton_baseline.py CSV
@@ -245,6 +245,15 @@ def context_targets(compared, triton):
     if over:
         target_row(f"within {CONTEXT_PLAIN_MOVE_US} µs of its plain-move reference", over,
                    lambda x: x <= CONTEXT_PLAIN_MOVE_US, max, lambda x: f"{x:+.3f} µs")
+    # Bounds CSVs with `plain_move_mean_us` (the plain kernels' lowest mean) judge it by the means
+    # as well: medians differ by whole timer steps.
+    over_mean = [(float(r["mean_us"]) - float(b["plain_move_mean_us"]), r)
+                 for r, _, _, _, _, b in compared
+                 if b and b.get("plain_move_mean_us") and r.get("mean_us")]
+    if over_mean:
+        target_row(f"within {CONTEXT_PLAIN_MOVE_US} µs of its plain-move reference, by the mean of "
+                   "the samples", over_mean, lambda x: x <= CONTEXT_PLAIN_MOVE_US, max,
+                   lambda x: f"{x:+.3f} µs")
 
 
 def main():

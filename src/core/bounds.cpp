@@ -79,18 +79,36 @@ double bound_of(const BoundRow& r) {
              : r.move_floor_us;
 }
 
+double plain_move_mean_of(const BoundRow& r) {
+  if (r.scatter_floor_mean_us > 0 &&
+      (r.move_floor_mean_us <= 0 || r.scatter_floor_mean_us < r.move_floor_mean_us))
+    return r.scatter_floor_mean_us;
+  return r.move_floor_mean_us;
+}
+
 std::string bounds_header() {
   std::vector<std::string> cols = result_axis_columns();
-  for (const char* c : {"median_us",        "bytes",
-                        "read_bytes",       "write_bytes",
-                        "launch_floor_us",  "pdl_launch_floor_us",
-                        "write_floor_us",   "write_floor_method",
-                        "move_floor_us",    "move_floor_method",
-                        "device",           "device_uuid",
-                        "git_sha",          "buffer_sets",
-                        "scatter_floor_us", "scatter_floor_method",
-                        "plain_move_us",    "pct_of_plain_move",
-                        "context",          "timer"})
+  for (const char* c : {"median_us",
+                        "bytes",
+                        "read_bytes",
+                        "write_bytes",
+                        "launch_floor_us",
+                        "pdl_launch_floor_us",
+                        "write_floor_us",
+                        "write_floor_method",
+                        "move_floor_us",
+                        "move_floor_method",
+                        "device",
+                        "device_uuid",
+                        "git_sha",
+                        "buffer_sets",
+                        "scatter_floor_us",
+                        "scatter_floor_method",
+                        "plain_move_us",
+                        "pct_of_plain_move",
+                        "context",
+                        "timer",
+                        "plain_move_mean_us"})
     cols.emplace_back(c);
   return join_csv(cols);
 }
@@ -117,7 +135,8 @@ std::string bounds_line(const BoundRow& r) {
                         fixed(bound_of(r)),
                         r.median_us > 0 ? fixed(100 * bound_of(r) / r.median_us) : std::string(),
                         std::string(to_string(r.context)),
-                        std::string(to_string(r.timer))})
+                        std::string(to_string(r.timer)),
+                        plain_move_mean_of(r) > 0 ? fixed(plain_move_mean_of(r)) : std::string()})
     f.push_back(std::move(v));
   return join_csv(f);
 }

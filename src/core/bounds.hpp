@@ -51,6 +51,9 @@ struct BoundRow {
   int buffer_sets = 1;
   double scatter_floor_us = 0;  // cache write: the same rows to the same slots; 0 for concat
   std::string scatter_floor_method;
+  // The lowest mean of the samples among the kernels tried for the move and the scatter (0: not
+  // timed): what plain_move_mean_of() takes.
+  double move_floor_mean_us = 0, scatter_floor_mean_us = 0;
   std::string device, device_uuid, git_sha;  // where and with what the floors were timed
   Context context = Context::back_to_back;   // the row's, in which the floors were timed
   Timer timer = Timer::events;
@@ -62,6 +65,12 @@ struct BoundRow {
 // Kernels can beat it: a reference, not a lower bound. It / median_us is the row's
 // pct_of_plain_move.
 double bound_of(const BoundRow& r);
+
+// The plain-move reference by the mean of the samples (`plain_move_mean_us`): the lower of the
+// move's and the scatter's lowest means; 0 when neither was timed. The mean resolves below the
+// timer's step (docs/measurement.md, "Resolution"), so a row's mean_us minus this says how far
+// a kernel is from a plain move where the medians differ by whole steps.
+double plain_move_mean_of(const BoundRow& r);
 
 std::string bounds_header();
 std::string bounds_line(const BoundRow& r);
