@@ -624,6 +624,10 @@ TEST_F(Gpu, BoundsTimeEverySmallRowOnce) {
     EXPECT_EQ(r.scatter_floor_method.rfind("scatter16 t", 0), 0u) << r.scatter_floor_method;
     EXPECT_NE(r.scatter_floor_method.find('x'), std::string::npos) << r.scatter_floor_method;
     EXPECT_EQ(bound_of(r), std::min(r.scatter_floor_us, r.move_floor_us));
+    // By the mean: each floor's lowest mean, the reference the lower of the two.
+    EXPECT_GT(r.move_floor_mean_us, 0.0);
+    EXPECT_GT(r.scatter_floor_mean_us, 0.0);
+    EXPECT_EQ(plain_move_mean_of(r), std::min(r.scatter_floor_mean_us, r.move_floor_mean_us));
   }
 }
 
@@ -656,6 +660,7 @@ TEST_F(Gpu, BoundsAreTimedInTheRowsContext) {
   EXPECT_NE(rows[0].write_floor_method, "memset");  // a memset node: no kernel record
   EXPECT_GT(rows[0].write_floor_us, 0.0);
   EXPECT_GT(rows[0].scatter_floor_us, 0.0);
+  EXPECT_GT(plain_move_mean_of(rows[0]), 0.0);  // CUPTI's samples: a mean too
 }
 
 // Every size, rotated as its row was: the bound of a T=1024 row over its 3 sets, no write floor
