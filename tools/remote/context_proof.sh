@@ -43,8 +43,14 @@ export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} TRITON_CACHE_DIR=$OUT_D
 PY=${PYTHON:-python3}
 KV=$BIN/kvbench
 want() { [[ " $STAGES " == *" $1 "* ]]; }
-pack() { tar -C "$OUT_DIR" --exclude=./cache --exclude=./triton_cache --exclude=./context_proof.tgz --exclude=./.p.tgz -czf "$OUT_DIR/.p.tgz" . &&
-  mv "$OUT_DIR/.p.tgz" "$OUT_DIR/context_proof.tgz"; }
+# The archive is written outside OUT_DIR, then moved in: one created inside changes the folder
+# tar is reading ("file changed as we read it", exit 1), and that stage's archive was lost.
+pack() {
+  local tmp
+  tmp=$(mktemp "${TMPDIR:-/tmp}/context_proof.XXXXXX") &&
+    tar -C "$OUT_DIR" --exclude=./cache --exclude=./triton_cache --exclude=./context_proof.tgz \
+      -czf "$tmp" . && mv "$tmp" "$OUT_DIR/context_proof.tgz" || { rm -f "$tmp"; echo "pack: failed" >&2; }
+}
 st() {  # NAME SECONDS CMD...: time-boxed within BUDGET_S, output in OUT_DIR/NAME.log
   local name=$1 secs=$2; shift 2
   local left=$((BUDGET_S - SECONDS - 10))
