@@ -193,6 +193,21 @@ TEST(Sidecar, ResumeNamesTheFirstDifference) {
             "--shard (shard) is \"0/2\" in x.json, \"1/2\" now");
   EXPECT_NE(resume_mismatch("{}", sidecar(1, "", "u"), "x.json").find("the config differs"),
             std::string::npos);
+  // Another build: its rows are not appended to this one's.
+  auto built = [](const std::string& sha, bool dirty) {
+    auto j = nlohmann::json::parse(sidecar(1, "", "u"));
+    j["git_sha"] = sha;
+    j["git_dirty"] = dirty;
+    return j.dump();
+  };
+  EXPECT_EQ(resume_mismatch(built("0ldc0mm1t000", false), built("277f42058ba7", false), "x.json"),
+            "git_sha is \"0ldc0mm1t000\" in x.json, \"277f42058ba7\" now (rows of two builds are "
+            "not mixed into one CSV)");
+  EXPECT_EQ(resume_mismatch(built("277f42058ba7", false), built("277f42058ba7", true), "x.json"),
+            "git_dirty is false in x.json, true now (rows of two builds are not mixed into one "
+            "CSV)");
+  EXPECT_EQ(resume_mismatch(built("277f42058ba7", true), built("277f42058ba7", true), "x.json"),
+            "");
 }
 
 TEST(Sidecar, DevicesAndShardRecord) {

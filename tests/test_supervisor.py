@@ -160,6 +160,34 @@ def resume_mismatch():
         f.write("".join(before.splitlines(True)[:3]) + before.splitlines(True)[1])
     code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1", "--resume"])
     check(code == 3 and "mm.csv:4: the case of line 2 again" in err, "twice: exit %d: %r" % (code, err))
+    # Rows of another build or another GPU model: refused, the CSV and its sidecar unchanged.
+    run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2"])
+    with open("mb.csv") as f:
+        kept = "".join(f.read().splitlines(True)[:3])
+    with open("mb.csv", "w") as f:
+        f.write(kept)  # case 2's row gone: a resume has a case to run
+    meta = json.load(open("mb.csv.json"))
+    sha = meta["git_sha"]
+    meta["git_sha"] = "0123456789ab"
+    with open("mb.csv.json", "w") as f:
+        json.dump(meta, f)
+    code, _, err = run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2", "--resume"])
+    check(code == 3 and err.strip() == 'kvbench: --resume: git_sha is "0123456789ab" in mb.csv.json, '
+          '"%s" now (rows of two builds are not mixed into one CSV)' % sha, "build: exit %d: %r" % (code, err))
+    meta["git_sha"] = sha
+    with open("mb.csv.json", "w") as f:
+        json.dump(meta, f)
+    files = (open("mb.csv").read(), open("mb.csv.json").read())
+    code, _, err = run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2", "--resume"],
+                       STANDIN_NAME="Other GPU")
+    check(code == 3 and err.strip().endswith(
+          "kvbench: --resume: mb.csv's rows ran on 'Stand-in GPU', this run's device is 'Other GPU' "
+          "(rows of two GPU models are not mixed into one CSV; run without --resume or to another -o)"),
+          "model: exit %d: %r" % (code, err))
+    check((open("mb.csv").read(), open("mb.csv.json").read()) == files,
+          "a --resume refused for its device changed the CSV or its sidecar")
+    code, _, err = run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2", "--resume"])
+    check(code == 0 and len(rows("mb.csv")) == 3, "same model: exit %d: %r" % (code, err))
 
 
 def devices():
@@ -242,6 +270,21 @@ def merge_checks():
           'is "graph" (shards run with other settings measure other things)', "mode: %d %r" % (code, err))
     code, _, err = run(["merge", "mc.csv", "m0.csv", "m3.csv"])
     check(code == 3 and 'settings.rotate is "61", m0.csv.json\'s is "1"' in err, "rotate: %d %r" % (code, err))
+    check(not os.path.exists("mc.csv"), "a refused merge wrote its output")
+    # A shard of another build or another GPU model.
+    code, _, err = run(["run", SMOKE, "-o", "mgpu.csv", "--shard", "1/2"], STANDIN_NAME="Other GPU")
+    check(code == 0, "other model: exit %d: %s" % (code, err))
+    code, _, err = run(["merge", "mc.csv", "m0.csv", "mgpu.csv"])
+    check(code == 3 and err.strip() == "kvbench: mgpu.csv.json: the GPU model (device.name) is "
+          "'Other GPU', m0.csv.json's is 'Stand-in GPU' (shards of two GPU models are not merged "
+          "into one CSV)", "model: %d %r" % (code, err))
+    m0 = json.load(open("m0.csv.json"))
+    sha = m0["git_sha"] + (" (uncommitted changes)" if m0["git_dirty"] else "")
+    sidecar_copy("m1.csv", "mbuild.csv", lambda m: m.update(git_sha="0123456789ab", git_dirty=True))
+    code, _, err = run(["merge", "mc.csv", "m0.csv", "mbuild.csv"])
+    check(code == 3 and err.strip() == "kvbench: mbuild.csv.json: the build (git_sha) is 0123456789ab "
+          "(uncommitted changes), m0.csv.json's is %s (shards of two builds are not merged into one "
+          "CSV)" % sha, "build: %d %r" % (code, err))
     check(not os.path.exists("mc.csv"), "a refused merge wrote its output")
     # --shard 5/999999999 is refused; a sidecar saying it is refused by merge, at once.
     code, _, err = run(["run", SMOKE, "-o", "big.csv", "--shard", "5/999999999"])

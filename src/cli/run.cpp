@@ -296,10 +296,11 @@ class ActiveRun {
     return e;
   }
 
-  // A worker that cannot run ends the run with its exit code; the sidecar keeps the counts.
+  // A worker that cannot run ends the run with its exit code; the sidecar keeps the counts (left
+  // as it was when this run was refused before its first row).
   int fatal(const WorkerFatal& e) {
     progress_.clear();
-    write_sidecar();
+    if (!refused_) write_sidecar();
     std::fprintf(stderr, "kvbench: %s\n", e.what());
     return e.code();
   }
@@ -340,6 +341,7 @@ class ActiveRun {
 
   void ready(std::size_t worker, const std::string& device_json) {
     worker_device_[worker] = device_identity(device_json);
+    refuse_other_model(worker_device_[worker]);
     bool known = false;
     for (const std::string& d : meta_.devices)
       known = known || device_identity(d).uuid == worker_device_[worker].uuid;
@@ -355,6 +357,24 @@ class ActiveRun {
         : settings.context == Context::back_to_back ? ""
                                                     : context_note(settings.context).c_str(),
         args_.output.c_str(), sidecar_.c_str());
+  }
+
+  // --resume on another GPU model than the rows already there ran on: one CSV, one model (the
+  // gate compares a CSV with a baseline of one model). The devices of the resumed sidecar are
+  // the first entries of meta_.devices.
+  void refuse_other_model(const DeviceIdentity& d) {
+    if (resumed_devices_ == 0) return;
+    std::string theirs;
+    for (std::size_t i = 0; i < resumed_devices_; ++i) {
+      const std::string name = device_identity(meta_.devices[i]).name;
+      if (name == d.name) return;
+      if (theirs.empty()) theirs = name;
+    }
+    refused_ = finished_ == 0;
+    throw WorkerFatal(kBadInput, "--resume: " + args_.output + "'s rows ran on '" + theirs +
+                                     "', this run's device is '" + d.name +
+                                     "' (rows of two GPU models are not mixed into one CSV; run "
+                                     "without --resume or to another -o)");
   }
 
   void done(const CaseOutcome& o) {
@@ -391,6 +411,8 @@ class ActiveRun {
   std::vector<DeviceIdentity> worker_device_;
   Progress progress_;
   std::size_t finished_ = 0;
+  const std::size_t resumed_devices_ = meta_.devices.size();  // from the resumed sidecar
+  bool refused_ = false;  // refused before this run's first row: its files stay as they were
   std::chrono::steady_clock::time_point last_sidecar_ = std::chrono::steady_clock::now();
 };
 

@@ -195,6 +195,15 @@ std::string resume_mismatch(const std::string& before, const std::string& now,
     return "the config differs from the one " + before_path + " was run with (fnv1a64 " + then +
            " then, " + current + " now)";
   check(b, before_path);
+  // One build's rows: a CSV resumed by another build would hold rows of two builds under one
+  // sidecar naming the later.
+  for (const char* key : {"git_sha", "git_dirty"}) {
+    const J* old = member(b, key);
+    const J* cur = member(n, key);
+    if (!old || !cur || *old != *cur)
+      return differ(key, old ? *old : nul, cur ? *cur : nul) +
+             " (rows of two builds are not mixed into one CSV)";
+  }
   const J& bs = b.at("settings");
   for (const auto& [key, value] : n.at("settings").items()) {
     const J* old = member(bs, key.c_str());
@@ -228,6 +237,11 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
   r.selected_cases = checked_cases(f, path);
   for (const auto& [key, value] : j.at("settings").items())
     r.settings.emplace_back(key, value.dump());
+  r.git_sha = f.optional_text("git_sha");
+  r.git_dirty = f.flag("git_dirty");
+  if (const J* d = member(j, "device"); d && d->is_object())
+    if (const J* name = member(*d, "name"); name && name->is_string())
+      r.device_name = name->get<std::string>();
   return r;
 }
 
@@ -250,6 +264,18 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
   if (a.shard_count != b.shard_count)
     return differ("the shard count", std::to_string(a.shard_count), std::to_string(b.shard_count),
                   "shards of different splits");
+  if (a.git_sha != b.git_sha || a.git_dirty != b.git_dirty) {
+    const auto build = [](const ShardRecord& r) {
+      return (r.git_sha.empty() ? std::string("unset") : r.git_sha) +
+             (r.git_dirty ? " (uncommitted changes)" : "");
+    };
+    return differ("the build (git_sha)", build(a), build(b),
+                  "shards of two builds are not merged into one CSV");
+  }
+  if (!a.device_name.empty() && !b.device_name.empty() && a.device_name != b.device_name)
+    return differ("the GPU model (device.name)", "'" + a.device_name + "'",
+                  "'" + b.device_name + "'",
+                  "shards of two GPU models are not merged into one CSV");
   const std::string why = "shards run with other settings measure other things";
   const std::string absent = "unset";
   for (const auto& [key, value] : b.settings) {

@@ -31,7 +31,8 @@ std::string sidecar_started_at(const std::string& sidecar_text,
                                const std::string& path = "sidecar");
 
 // What --resume needs to agree on between the sidecar of the run being resumed (`before`) and
-// the one of this run (`now`): the config's hash, every setting, --case and --shard. Returns
+// the one of this run (`now`): the config's hash, the build (git_sha, git_dirty), every setting,
+// --case and --shard. Returns
 // "" when they agree, else one line naming the first difference, e.g.
 // "settings.seed is 1 in results/x.csv.json, 2 now". `before_path` names the old sidecar.
 std::string resume_mismatch(const std::string& before, const std::string& now,
@@ -50,12 +51,16 @@ struct ShardRecord {
   std::vector<std::size_t> selected_cases;  // --case; empty: all
   // settings.*: each key and its value as JSON text, in the file's order.
   std::vector<std::pair<std::string, std::string>> settings;
+  std::string git_sha;  // the build
+  bool git_dirty = false;
+  std::string device_name;  // device.name, the GPU model; empty when no device was recorded
 };
 ShardRecord read_shard_record(const std::string& sidecar_text, const std::string& path);
 
 // "" when shard `b` (sidecar at `b_path`) may be merged with shard `a`: the same config, --case,
-// shard count and settings. Else one line naming the first difference and both values, e.g.
-// "s1.csv.json: settings.mode is \"cold\", s0.csv.json's is \"graph\"".
+// shard count, settings, build (git_sha, git_dirty) and GPU model (where both recorded one). Else
+// one line naming the first difference and both values, e.g. "s1.csv.json: settings.mode is
+// \"cold\", s0.csv.json's is \"graph\"".
 std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, const ShardRecord& b,
                            const std::string& b_path);
 

@@ -14,6 +14,7 @@ STANDIN_DELAY: seconds to spend on each case (for signal tests).
 STANDIN_FATAL: report `fatal 4 <text>` instead of `ready`.
 STANDIN_START_DELAY: seconds to wait before `ready` (a slow launch floor or calibration).
 STANDIN_ARGS: a file to write the worker's arguments to, one per line.
+STANDIN_NAME: the device name it reports (default "Stand-in GPU").
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
 import csv
@@ -46,7 +47,8 @@ def main():
     delay = float(os.environ.get("STANDIN_DELAY", "0"))
     time.sleep(float(os.environ.get("STANDIN_START_DELAY", "0")))
     device = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-    name, uuid = "Stand-in GPU", "GPU-00000000-0000-0000-0000-00000000000" + (device[-1:] or "0")
+    name = os.environ.get("STANDIN_NAME", "Stand-in GPU")
+    uuid = "GPU-00000000-0000-0000-0000-00000000000" + (device[-1:] or "0")
     print("ready " + json.dumps({"device": {"name": name, "uuid": uuid},
                                  "calibration": {"measured_peak_gbps": 1000.0},
                                  "launch_floor_us": {}}), flush=True)
