@@ -332,6 +332,24 @@ TEST(Sidecar, TimingContextFromBothSidecars) {
   EXPECT_EQ(
       timing_context_mismatch(in_context("cold", 48), "b.json", in_context("cold", 8), "c.json"),
       "");
+  // Launches per window: another graph-replay share per launch; cold mode launches once; a
+  // sidecar without the key is not compared on it.
+  const auto launches = [&](const char* mode, int n) {
+    return edited(s, [=](J& j) {
+      j["settings"]["mode"] = mode;
+      j["settings"]["launches_per_sample"] = n;
+    });
+  };
+  EXPECT_EQ(
+      timing_context_mismatch(launches("graph", 20), "b.json", launches("graph", 1), "c.json"),
+      "c.json: settings.launches_per_sample is 1, b.json's is 20");
+  EXPECT_EQ(timing_context_mismatch(launches("hot", 20), "b.json", launches("hot", 5), "c.json"),
+            "c.json: settings.launches_per_sample is 5, b.json's is 20");
+  EXPECT_EQ(timing_context_mismatch(launches("cold", 20), "b.json", launches("cold", 1), "c.json"),
+            "");
+  const std::string no_count =
+      edited(launches("graph", 20), [](J& j) { j["settings"].erase("launches_per_sample"); });
+  EXPECT_EQ(timing_context_mismatch(no_count, "b.json", launches("graph", 1), "c.json"), "");
   // Not a sidecar kvbench reads: nothing to say (the rows' columns still are compared).
   EXPECT_EQ(timing_context_mismatch("{}", "b.json", hot, "c.json"), "");
   // Before a run: the baseline's sidecar against the settings the run will record.

@@ -29,6 +29,7 @@ from ._abi import LibraryNotFound, OPS
 __all__ = ["variant", "main", "torch_view", "Buffer", "CaseArgs", "LibraryNotFound", "OPS"]
 
 EXIT_BAD_INPUT = 3  # kvbench's exit code for bad input (docs/cli.md)
+EXIT_INTERRUPTED = 130  # kvbench's exit code after SIGINT (docs/cli.md)
 
 # numpy/torch typestrs have no bf16 or fp8: those buffers are 2- and 1-byte unsigned integers,
 # and Buffer.dtype says what they hold (torch_view reinterprets them).
@@ -138,8 +139,28 @@ def _buffer(ptr, shape, strides, dtype):
 
 
 def _one_line(error):
-    text = " ".join(str(error).split())
+    try:
+        text = " ".join(str(error).split())
+    except BaseException:  # noqa: BLE001 - a __str__ that raises: the type alone
+        text = ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _shown(value):
+    """repr(value) for a message, or its type when its __repr__ raises."""
+    try:
+        return repr(value)
+    except BaseException:  # noqa: BLE001
+        return f"a {type(value).__name__}"
+
+
+# Where a KeyboardInterrupt reached a callback during this process's kvbench_main: kvbench goes
+# on (C cannot be unwound by a Python exception), and kvbench.main then returns 130 (_run).
+_interrupts = []
+
+# What a callback answers when even its error handling fails (it must answer C something valid).
+_SUPPORTS_FAILED = ctypes.c_char_p(b"supports() failed")
+_SUPPORTS_FAILED_PTR = ctypes.cast(_SUPPORTS_FAILED, ctypes.c_void_p).value
 
 
 class _Variant:
@@ -154,27 +175,41 @@ class _Variant:
         self.c_launch = _abi.LAUNCH(self._launch)
         self.registered = False
 
+    # The callbacks answer C whatever happens: an exception escaping a ctypes callback is printed
+    # and C gets an undefined value (a garbage pointer from supports). So each catches
+    # BaseException (SystemExit and KeyboardInterrupt too), and its handler is guarded as well.
+
     def _supports(self, args):
         try:
-            why = self.supports(CaseArgs(args))
-            if why is None or why == "":
-                return None
-            if not isinstance(why, str):
-                why = f"supports() returned {why!r}, not a str or None"
-        except Exception as e:  # noqa: BLE001 - any error is the case's reason
-            why = f"supports() raised {_one_line(e)}"
-        self.reason = why.encode("utf-8", "replace")
-        return ctypes.cast(ctypes.c_char_p(self.reason), ctypes.c_void_p).value
+            try:
+                why = self.supports(CaseArgs(args))
+                if why is None or (isinstance(why, str) and why == ""):
+                    return None
+                if not isinstance(why, str):
+                    why = f"supports() returned {_shown(why)}, not a str or None"
+            except BaseException as e:  # noqa: BLE001 - any error is the case's reason
+                if isinstance(e, KeyboardInterrupt):
+                    _interrupts.append(f"supports() of variant {_shown(self.name)} ({self.source})")
+                why = f"supports() raised {_one_line(e)}"
+            self.reason = str.encode(why, "utf-8", "replace")
+            return ctypes.cast(ctypes.c_char_p(self.reason), ctypes.c_void_p).value
+        except BaseException:  # noqa: BLE001
+            return _SUPPORTS_FAILED_PTR
 
     def _launch(self, args, stream, message, size):
         try:
-            self.launch(CaseArgs(args), stream or 0)
-            return 0
-        except BaseException as e:  # noqa: BLE001 - the case fails, the worker goes on
-            text = _one_line(e).encode("utf-8", "replace")[:max(size - 1, 0)]
-            text = text.decode("utf-8", "ignore").encode()  # no cut-off character at the end
-            if size:
-                ctypes.memmove(message, text + b"\0", len(text) + 1)
+            try:
+                self.launch(CaseArgs(args), stream or 0)
+                return 0
+            except BaseException as e:  # noqa: BLE001 - the case fails, the worker goes on
+                if isinstance(e, KeyboardInterrupt):
+                    _interrupts.append(f"launch of variant {_shown(self.name)} ({self.source})")
+                text = _one_line(e).encode("utf-8", "replace")[:max(size - 1, 0)]
+                text = text.decode("utf-8", "ignore").encode()  # no cut-off character at the end
+                if size:
+                    ctypes.memmove(message, text + b"\0", len(text) + 1)
+                return 1
+        except BaseException:  # noqa: BLE001 - the case fails, perhaps without its message
             return 1
 
 
@@ -222,19 +257,50 @@ def variant(name, op, why="", supports=None):
     return register
 
 
+def _c_text(value):
+    """value as the UTF-8 of a C string, or None when it is not a str, holds a NUL (C would see
+    it cut there) or cannot be UTF-8 (a lone surrogate)."""
+    if not isinstance(value, str) or "\0" in value:
+        return None
+    try:
+        return value.encode("utf-8")
+    except UnicodeError:
+        return None
+
+
+def _check(v):
+    """Why variant v cannot be handed to C as it is (one line), or None. The name's rules and
+    clashes are kvbench's; what C cannot see (a NUL, a lone surrogate, not a str) is checked
+    here."""
+    where = f"{v.source}: variant {_shown(v.name)}"
+    if not isinstance(v.name, str):
+        return f"{where}: a name is a str, not {type(v.name).__name__}"
+    if _c_text(v.name) is None:
+        return f"{where}: a name is 1 to 32 of [a-z0-9_]"  # kvbench's words for a bad name
+    if not isinstance(v.op, str) or v.op not in OPS:
+        op = _shown(v.op) if isinstance(v.op, str) else f"{_shown(v.op)} (a {type(v.op).__name__})"
+        return f"{where}: unknown operation {op} (one of {', '.join(OPS)})"
+    if v.why is not None and _c_text(v.why) is None:
+        problem = (f"not a str but a {type(v.why).__name__}" if not isinstance(v.why, str) else
+                   "it holds a NUL" if "\0" in v.why else "it is not valid UTF-8 (a lone surrogate)")
+        return f"{where}: why {_shown(v.why)}: {problem}"
+    return None
+
+
 def _register_all():
     """Hands the variants not yet registered to the library; the error's line, or None."""
     lib = _library()
     for v in _variants:
         if v.registered:
             continue
-        if v.op not in OPS:
-            return (f"{v.source}: variant '{v.name}': unknown operation '{v.op}' "
-                    f"(one of {', '.join(OPS)})")
-        c = _abi.Variant(str(v.name).encode(), str(v.why).encode(), OPS[v.op], v.c_supports,
+        error = _check(v)
+        if error:
+            return error
+        c = _abi.Variant(_c_text(v.name), _c_text(v.why or ""), OPS[v.op], v.c_supports,
                          v.c_launch)
         message = ctypes.create_string_buffer(512)
-        if lib.kvbench_add_variant(ctypes.byref(c), v.source.encode(), message, len(message)):
+        if lib.kvbench_add_variant(ctypes.byref(c), os.fsencode(v.source), message,
+                                   len(message)):
             return message.value.decode("utf-8", "replace")
         v.registered = True
     return None
@@ -274,10 +340,24 @@ def _run(argv, worker):
     if error:
         print(f"kvbench: {error}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
+    try:
+        args, keep = _abi.c_strings(
+            ["kvbench", *(a if isinstance(a, bytes) else str(a) for a in argv)])
+    except ValueError as e:
+        print(f"kvbench: argument {e}", file=sys.stderr, flush=True)
+        return EXIT_BAD_INPUT
     if not worker:  # kvbench's own executable is not this process's (that is the interpreter)
-        command, keep = _abi.c_strings(_worker_command())
-        lib.kvbench_set_worker_command(len(keep), command)
+        command, keep_command = _abi.c_strings(_worker_command())
+        lib.kvbench_set_worker_command(len(keep_command), command)
     sys.stdout.flush()
     sys.stderr.flush()
-    args, keep = _abi.c_strings(["kvbench", *map(str, argv)])
-    return lib.kvbench_main(len(keep), args)
+    del _interrupts[:]
+    code = lib.kvbench_main(len(keep), args)
+    # A KeyboardInterrupt in a callback was that case's reason (or failure); the command then
+    # ends as kvbench ends after SIGINT. A worker leaves it to the case: its parent run owns
+    # SIGINT and ends the run itself.
+    if _interrupts and not worker:
+        print(f"kvbench: interrupted by KeyboardInterrupt in {_interrupts[0]}", file=sys.stderr,
+              flush=True)
+        return EXIT_INTERRUPTED
+    return code

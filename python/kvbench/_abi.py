@@ -48,6 +48,7 @@ class Variant(ctypes.Structure):
 
 
 LIBRARY = "libkvbench.so"
+SYMBOLS = ("kvbench_main", "kvbench_add_variant", "kvbench_set_worker_command")  # host.h's
 
 
 class LibraryNotFound(OSError):
@@ -78,8 +79,14 @@ def load():
             continue
         try:
             lib = ctypes.CDLL(path)
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: a NUL in the path
             tried.append(f"{path} ({' '.join(str(e).split())})")
+            continue
+        # Another library, or a libkvbench.so older than this package: name what it lacks.
+        missing = [name for name in SYMBOLS if not hasattr(lib, name)]
+        if missing:
+            tried.append(f"{path} (no {', '.join(missing)}: not libkvbench.so, or one older "
+                         f"than this package)")
             continue
         lib.kvbench_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         lib.kvbench_main.restype = ctypes.c_int
@@ -95,6 +102,17 @@ def load():
 
 
 def c_strings(items):
-    """A char*[] of `items` (str), and the bytes it points into (keep both alive)."""
-    data = [s.encode() for s in items]
+    """A char*[] of `items` (str or bytes), and the bytes it points into (keep both alive). A str
+    is encoded as the file system encodes it (os.fsencode), so a command-line argument that was
+    not UTF-8 reaches kvbench as the bytes it was; ValueError when one cannot be encoded or holds
+    a NUL (C would see it cut there)."""
+    data = []
+    for item in items:
+        try:
+            b = os.fsencode(item)
+        except UnicodeError as e:
+            raise ValueError(f"{item!r} cannot be encoded ({e.reason})") from None
+        if b"\0" in b:
+            raise ValueError(f"{item!r} holds a NUL byte")
+        data.append(b)
     return (ctypes.c_char_p * (len(data) + 1))(*data, None), data
