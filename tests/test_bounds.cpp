@@ -166,6 +166,22 @@ TEST(Bounds, EverySizeAndOneVariantOnRequestWithTheRowsSetCount) {
   }
 }
 
+// The floors are timed here: a row of another GPU model is refused, naming it and both models.
+TEST(Bounds, ARowOfAnotherGpuModelIsRefused) {
+  ResultTable t = one_row(8 * 16 + 2 * 16 * 2 * 8 * 128 * 2, 16);
+  t.rows[0].device = Text("NVIDIA H200");
+  const std::vector<BoundCase> cases = bound_cases(t, 128);
+  EXPECT_NO_THROW(check_bound_device(t, cases, "NVIDIA H200"));
+  try {
+    check_bound_device(t, cases, "NVIDIA H100 80GB HBM3");
+    ADD_FAILURE() << "expected ResultCsvError";
+  } catch (const ResultCsvError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "r.csv:7: ran on 'NVIDIA H200', this GPU is 'NVIDIA H100 80GB HBM3' (a row's median "
+              "and its floors are timed on one GPU model; run bounds where the CSV ran)");
+  }
+}
+
 TEST(Bounds, ARowNamingNoCaseIsRefusedByFileAndLine) {
   ResultTable bad = one_row(8 * 16 + 2 * 16 * 2 * 8 * 128 * 2, 16);
   bad.rows[0].axes.at(Col::swa) = "maybe";

@@ -65,16 +65,18 @@ int cmd_bounds(const std::string& results_path, const std::string& output, std::
   apply(overrides, s);
   // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
   // output (/dev/null, a FIFO) is written in place.
-  check_outputs({{"--output", output}}, {{"the result CSV", results_path}});
+  check_outputs({{"--output", output}}, {{"the result CSV", results_path},
+                                         {"the result CSV's sidecar", results_path + ".json"}});
   ResultTable results = read_results(results_path);
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
   // Every row is written as soon as its floors are timed (whole lines), so a run cut short keeps
   // what it finished; the output is not touched before the first row (or the end).
   RowFile out(output, bounds_header(), RowFile::Mode::replace);
   open_device();
+  const DeviceDetails d = device_details();
+  check_bound_device(results, cases, d.name);  // before rows are left out: `cases` indexes them
   // A case that does not fit in memory is left out, one line each, and the exit code says so.
   const std::size_t refused = leave_out_what_does_not_fit(results, cases, results_path);
-  const DeviceDetails d = device_details();
   const std::string sha = std::string(kGitSha) + (kGitDirty ? "+dirty" : "");
   const std::size_t rows = measure_bounds(
       results, max_tokens, s, variant,

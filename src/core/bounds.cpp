@@ -73,6 +73,18 @@ std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens
   return cases;
 }
 
+void check_bound_device(const ResultTable& t, const std::vector<BoundCase>& cases,
+                        const std::string& device) {
+  for (const BoundCase& c : cases) {
+    const ResultRow& r = t.rows[c.row];
+    if (r.device.str() != device)
+      throw ResultCsvError(t.path + ":" + std::to_string(r.line) + ": ran on '" + r.device.str() +
+                           "', this GPU is '" + device +
+                           "' (a row's median and its floors are timed on one GPU model; run "
+                           "bounds where the CSV ran)");
+  }
+}
+
 double bound_of(const BoundRow& r) {
   return r.scatter_floor_us > 0 && (r.move_floor_us <= 0 || r.scatter_floor_us < r.move_floor_us)
              ? r.scatter_floor_us

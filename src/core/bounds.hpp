@@ -37,6 +37,12 @@ Case case_of(const ResultTable& t, const ResultRow& r);
 std::vector<BoundCase> bound_cases(const ResultTable& t, std::int64_t max_tokens,
                                    const std::string& variant = "");
 
+// The floors are timed on this process's GPU: each selected row must have run on the same GPU
+// model (`device`, the name kvbench records), or its median and the floors beside it would be of
+// two models. Throws ResultCsvError naming FILE:LINE, both models and what to do.
+void check_bound_device(const ResultTable& t, const std::vector<BoundCase>& cases,
+                        const std::string& device);
+
 // Below this many tokens the write alone is timed too (a write floor for the launch-bound cases).
 inline constexpr std::int64_t kWriteFloorMaxTokens = 128;
 
