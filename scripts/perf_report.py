@@ -20,7 +20,11 @@ buffers") is set against:
 - the seed's Triton (the `triton` row of the same case in a triton_baseline.py CSV of the same
   config, timed the same way): Triton µs / its µs;
 - a previous run (e.g. results/h200/perf.csv): its µs / the previous µs;
-and a table per token count summarises them (geometric means and ranges). --cases adds the table
+and a table per token count summarises them (geometric means and ranges). A row set beside an
+optimized one must share its GPU model (`device`), and for --triton and --bounds its timing too
+(`mode`, `buffer_sets`, `context`, `timer`, where both rows have them): a Triton row of another
+context, or floors of another board, is refused naming both rows (exit 3), as is a RESULTS.csv
+without a passed `optimized` row. --cases adds the table
 of every case (long), with the bounds CSV's write and move floors of each. Percentages print
 with one decimal, so that 96.76% never reads as 97%. The performance targets
 that kvbench's own kernels are held to are developer tooling: tools/perf_targets.py, docs/dev/targets.md.
@@ -74,7 +78,7 @@ def result_rows(path, what, needed, numbers, integers=INTEGER_COLUMNS):
         raise InputError(f"{path}: not {what} "
                          f"({'no rows' if not rows else 'missing column ' + missing[0]})")
     kvbench_schema.check_numbers(path, rows, numbers, integers)
-    return [row for _, row in rows]
+    return [dict(row, _line=line) for line, row in rows]
 
 
 def shape_columns():
@@ -186,6 +190,16 @@ def report(args, pair):
     shape_tables(rows, *pair)
     if args.bounds or args.triton or args.previous:
         opt = [r for r in rows if r["variant"] == "optimized" and r["status"] == "passed"]
+        if not opt:
+            raise InputError(f"{args.csv}: no passed row of variant optimized to set beside "
+                             "--bounds, --triton or --previous")
+        timed_alike(opt, args.csv, bounds, args.bounds, "--bounds", BOUNDS_ALIKE)
+        timed_alike(opt, args.csv, triton and {key_of(r): r for r in triton
+                                               if r["variant"] == "triton"},
+                    args.triton, "--triton", TRITON_ALIKE)
+        timed_alike(opt, args.csv, previous and {key_of(r): r for r in previous
+                                                 if r["variant"] == "optimized"},
+                    args.previous, "--previous", PREVIOUS_ALIKE)
         compared = compare(opt, bounds, triton, previous)
         summary(compared, bounds, triton, previous)
         l2 = kvbench_schema.sidecar_number(meta, args.csv + ".json", "device", "l2_bytes")
@@ -198,6 +212,42 @@ def report(args, pair):
                   "not fully cold.")
         if args.cases:
             case_table(compared, bounds, triton, previous)
+
+
+# The columns a row set beside an optimized row must share with it (where both have them): the
+# same GPU model, and for the seed's Triton and the plain-move references the same timing (a
+# Triton row of another context, or a floor timed by another timer, makes a ratio of two
+# measurements). A previous run is compared on its model only: a rotated run beside an
+# unrotated previous one is how its large cases are gated.
+BOUNDS_ALIKE = ("device", "buffer_sets", "context", "timer")
+TRITON_ALIKE = ("device", "mode", "buffer_sets", "context", "timer")
+PREVIOUS_ALIKE = ("device",)
+
+
+def key_of(r, variant=None):
+    """The case key of row r, its variant replaced by `variant` when given."""
+    return tuple(variant if variant and c == "variant" else r[c]
+                 for c in kvbench_schema.case_key_columns())
+
+
+def timed_alike(opt, path, others, other_path, flag, columns):
+    """InputError naming both rows for the first optimized row whose match in `others` ({case
+    key: row}, keyed as optimized rows are; None when the flag was not given) differs in one of
+    `columns` where both have a value."""
+    if not others:
+        return
+    for r in opt:
+        o = others.get(key_of(r, None if flag != "--triton" else "triton"))
+        if o is None or o.get("status", "passed") != "passed" or not o.get("median_us"):
+            continue  # untimed: not set beside it
+        for c in columns:
+            mine, theirs = r.get(c) or "", o.get(c) or ""
+            if c == "buffer_sets":  # rows of schema 1 have none: one set
+                mine, theirs = mine or "1", theirs or "1"
+            if mine and theirs and mine != theirs:
+                raise InputError(
+                    f"{other_path}:{o['_line']}: {c} '{theirs}', but {path}:{r['_line']}'s is "
+                    f"'{mine}' ({flag} rows must be timed as the rows they are set beside)")
 
 
 @exits_on_bad_input

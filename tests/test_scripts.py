@@ -1031,6 +1031,39 @@ class PerfReportPerCase(unittest.TestCase):
         self.assertIn("| 96.96% | no |", out)
         self.assertNotIn("| 97.0% | no |", out)
 
+    def test_rows_timed_otherwise_are_not_set_beside(self):
+        # The seed's Triton of another context, floors of another board, a CSV without an
+        # optimized row: one line naming both rows (or the file), exit 3.
+        ctx = os.path.join(ROOT, "results", "h100", "context")
+        os.makedirs(OUT, exist_ok=True)
+        bounds = os.path.join(ctx, "bounds_after_producer_cupti.csv")
+        other_board = os.path.join(OUT, "bounds_other_board.csv")
+        with open(bounds, newline="") as f:
+            rows = list(csv.DictReader(f))
+        with open(other_board, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows([dict(rows[0], device="NVIDIA H200")] + rows[1:])
+        for args, message in (
+                ([os.path.join(ctx, "back_to_back.csv"), "--triton", os.path.join(ctx, "cold.csv")],
+                 r"cold.csv:\d+: context 'cold', but .*back_to_back.csv:\d+'s is 'back_to_back' "
+                 r"\(--triton rows must be timed as the rows they are set beside\)"),
+                ([os.path.join(ctx, "after_producer_cupti.csv"), "--bounds", other_board],
+                 r"bounds_other_board.csv:2: device 'NVIDIA H200', but .*after_producer_cupti.csv:"
+                 r"\d+'s is 'NVIDIA H100 80GB HBM3'"),
+                ([os.path.join(ROOT, "results", "h100", "triton", "perf_rotated.csv"), "--triton",
+                  os.path.join(ROOT, "results", "h100", "triton", "perf_rotated.csv")],
+                 r"perf_rotated.csv: no passed row of variant optimized to set beside")):
+            done = subprocess.run([sys.executable, PERF_REPORT] + args, capture_output=True,
+                                  text=True)
+            self.assertEqual(done.returncode, 3, done.stderr)
+            self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+            self.assertRegex(done.stderr, r"^perf_report.py: .*" + message)
+        # The same context and board: the tables.
+        done = subprocess.run([sys.executable, PERF_REPORT, os.path.join(ctx, "after_producer_cupti.csv"),
+                               "--bounds", bounds], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+
     def test_bad_triton_csv_is_one_line_error(self):
         done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
                                self.CSV, "--triton", os.path.join(DATA, "gate", "empty.csv")],
