@@ -6,8 +6,12 @@ bad names, clashes and unknown operations are refused with exit 3 and one line; 
 its workers with this interpreter (kvbench.worker), which imports the variants' files (not as
 __main__) and refuses a file that changed; the sidecar records each file as it records a plugin;
 the callbacks turn a launch's exception into its message and a supports() reason into the
-case's; Buffers expose __cuda_array_interface__ version 3 with byte strides. Without a GPU a run
-ends with exit 4 and one line; with one (the GPU host), the same test checks the rows instead.
+case's, whatever is raised (a KeyboardInterrupt also makes the command exit 130); names, whys and
+operations C cannot take (a NUL, a lone surrogate, not a str), a library without the host API
+and an argument that cannot be encoded are one line and exit 3, and an argument that is not
+UTF-8 reaches kvbench as its bytes; Buffers expose __cuda_array_interface__ version 3 with byte
+strides. Without a GPU a run ends with exit 4 and one line; with one (the GPU host), the same
+test checks the rows instead.
 Usage: test_python.py OUT_DIR KVBENCH LIBKVBENCH"""
 import csv
 import ctypes
@@ -135,6 +139,48 @@ class Library(unittest.TestCase):
         one_line(self, done, 3, "^kvbench: cannot load libkvbench.so: tried " + missing +
                  r" \(no such file\).*KVBENCH_LIB")
 
+    def test_library_without_the_functions_is_one_line(self):
+        """Another shared object (or a stale libkvbench.so): its path and what it lacks."""
+        import _ctypes
+        other = getattr(_ctypes, "__file__", None)
+        if not other or not other.endswith(".so"):
+            self.skipTest("_ctypes is built into " + sys.executable)
+        path = program("uses_other_lib", VARIANT)
+        done = run_program(path, "list", SMOKE, KVBENCH_LIB=other)
+        one_line(self, done, 3, "^kvbench: cannot load libkvbench.so: tried " + other +
+                 r" \(no kvbench_main, kvbench_add_variant, kvbench_set_worker_command: not "
+                 r"libkvbench.so, or one older than this package\); .*KVBENCH_LIB$")
+
+
+class Arguments(unittest.TestCase):
+    """kvbench.main's arguments reach kvbench as bytes, as the executable's do."""
+
+    def test_argument_not_utf8_is_its_bytes(self):
+        config = os.path.join(os.fsencode(OUT), b"\xff.yaml")
+        shutil.copyfile(SMOKE, config)
+        path = program("not_utf8", VARIANT)
+        done = run_program(path, "list", config, "--format", "csv")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        own = subprocess.run([KVBENCH, "list", config, "--format", "csv"], capture_output=True,
+                             text=True, check=True).stdout
+        self.assertEqual(done.stdout, own)
+        os.remove(config)  # gone: the line is kvbench's own, naming the same bytes
+        done = subprocess.run([sys.executable, path, "list", config], capture_output=True,
+                              env=env(), cwd=OUT)
+        own = subprocess.run([KVBENCH, "list", config], capture_output=True)
+        self.assertEqual((done.returncode, done.stderr), (3, own.stderr))
+        self.assertIn(b"\xff.yaml", own.stderr)
+
+    def test_argument_that_cannot_reach_c(self):
+        for arg, problem in (("'x\\ud800'", r"'x\\ud800' cannot be encoded \(surrogates not "
+                                            r"allowed\)"),
+                             ("b'a\\0b'", r"b'a\\x00b' holds a NUL byte"),
+                             ("'a\\0b'", r"'a\\x00b' holds a NUL byte")):
+            done = subprocess.run([sys.executable, "-c", "import sys, kvbench; "
+                                   f"sys.exit(kvbench.main(['list', {arg}]))"],
+                                  capture_output=True, text=True, env=env())
+            one_line(self, done, 3, "^kvbench: argument " + problem + "$")
+
 
 class List(unittest.TestCase):
     """`list` through the package: the cases of kvbench's own variants, under the new name."""
@@ -174,6 +220,33 @@ class List(unittest.TestCase):
                 self.assertTrue(line.endswith("| none: a variant from plans.py"), line)
             else:
                 self.assertTrue(line.endswith(f"| not supported: tokens {tokens}"), line)
+
+
+    def test_supports_raising_base_exceptions(self):
+        """SystemExit is the case's reason; KeyboardInterrupt too, and the command exits 130."""
+        for raised, code, reason in (("SystemExit(5)", 0, "SystemExit: 5"),
+                                     ("KeyboardInterrupt", 130, "KeyboardInterrupt")):
+            path = program("raises_base", f"""\
+                def supports(args):
+                    raise {raised}
+
+                @kvbench.variant("pyraise", op="reshape_and_cache_flash", supports=supports)
+                def launch(args, stream):
+                    pass
+                """)
+            done = run_program(path, "list", SMOKE, "--variants", "pyraise", "--plan",
+                               "--device-profile", "h100")
+            self.assertEqual(done.returncode, code, done.stderr)
+            lines = [line for line in done.stdout.splitlines() if " pyraise " in line]
+            self.assertTrue(lines, done.stdout)
+            for line in lines:
+                self.assertTrue(line.endswith(f"| not supported: supports() raised {reason}"),
+                                line)
+            if code:
+                one_line(self, done, code, r"^kvbench: interrupted by KeyboardInterrupt in "
+                         r"supports\(\) of variant 'pyraise' \(raises_base.py\)$")
+            else:
+                self.assertEqual(done.stderr, "")
 
 
 class Example(unittest.TestCase):
@@ -280,6 +353,60 @@ class Refusals(unittest.TestCase):
         one_line(self, run_program(path, "list", SMOKE), 3,
                  r"^kvbench: bad_op.py: variant 'fine': unknown operation 'concat_and_cache_mla' "
                  r"\(one of concat_and_cast_mha_k, reshape_and_cache_flash\)$")
+
+    def test_name_with_nul(self):
+        """C would see the name cut at the NUL: 'pyv'."""
+        path = program("nul_name", """\
+            @kvbench.variant("pyv\\0evil", op="reshape_and_cache_flash")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE, "--variants", "pyv"), 3,
+                 r"^kvbench: nul_name.py: variant 'pyv\\x00evil': a name is 1 to 32 of "
+                 r"\[a-z0-9_\]$")
+
+    def test_name_with_lone_surrogate(self):
+        path = program("surrogate_name", """\
+            @kvbench.variant("py\\udcffv", op="reshape_and_cache_flash")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: surrogate_name.py: variant 'py\\udcffv': a name is 1 to 32 of "
+                 r"\[a-z0-9_\]$")
+
+    def test_bad_why(self):
+        for why, problem in (('"w\\udcff"', r"'w\\udcff': it is not valid UTF-8 \(a lone "
+                                            r"surrogate\)"),
+                             ('"w\\0x"', r"'w\\x00x': it holds a NUL"),
+                             ("7", r"7: not a str \(int\)")):
+            path = program("bad_why", f"""\
+                @kvbench.variant("pyv", op="reshape_and_cache_flash", why={why})
+                def launch(args, stream):
+                    pass
+                """)
+            one_line(self, run_program(path, "list", SMOKE), 3,
+                     r"^kvbench: bad_why.py: variant 'pyv': why " + problem + "$")
+
+    def test_op_not_a_str(self):
+        path = program("list_op", """\
+            @kvbench.variant("pyv", op=["reshape_and_cache_flash"])
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: list_op.py: variant 'pyv': unknown operation "
+                 r"\['reshape_and_cache_flash'\] \(a list\) \(one of concat_and_cast_mha_k, "
+                 r"reshape_and_cache_flash\)$")
+
+    def test_name_not_a_str(self):
+        path = program("int_name", """\
+            @kvbench.variant(7, op="reshape_and_cache_flash")
+            def launch(args, stream):
+                pass
+            """)
+        one_line(self, run_program(path, "list", SMOKE), 3,
+                 r"^kvbench: int_name.py: variant 7: a name is a str, not int$")
 
     def test_config_needs_the_variant(self):
         path = program("no_variants", "")
@@ -485,6 +612,41 @@ class Callbacks(unittest.TestCase):
         v = self.make(lambda a, s: None, lambda args: 3)
         p = v.c_supports(ctypes.pointer(a))
         self.assertEqual(ctypes.string_at(p), b"supports() returned 3, not a str or None")
+
+    def test_callbacks_answer_whatever_is_raised(self):
+        """Nothing crosses into C: BaseExceptions, a __str__ or a __repr__ that raises."""
+        class Unprintable(Exception):
+            def __str__(self):
+                raise RuntimeError("no str")
+
+        class NoRepr:
+            def __repr__(self):
+                raise RuntimeError("no repr")
+
+        a, _ = args_struct(_abi.KVB_OP_CACHE_WRITE)
+        cases = ((SystemExit(2), "supports() raised SystemExit: 2"),
+                 (GeneratorExit(), "supports() raised GeneratorExit"),
+                 (KeyboardInterrupt(), "supports() raised KeyboardInterrupt"),
+                 (Unprintable("x"), "supports() raised Unprintable"))
+        try:
+            for error, reason in cases:
+                def supports(args, error=error):
+                    raise error
+                v = self.make(lambda a, s: None, supports)
+                self.assertEqual(ctypes.string_at(v.c_supports(ctypes.pointer(a))).decode(),
+                                 reason)
+                def launch(args, stream, error=error):
+                    raise error
+                v = self.make(launch)
+                message = ctypes.create_string_buffer(64)
+                self.assertEqual(v.c_launch(ctypes.pointer(a), 1, message, 64), 1)
+                self.assertEqual(message.value.decode(), reason[len("supports() raised "):])
+            self.assertEqual(len(kvbench._interrupts), 2)  # the KeyboardInterrupts, noted
+            v = self.make(lambda a, s: None, lambda args: NoRepr())
+            self.assertEqual(ctypes.string_at(v.c_supports(ctypes.pointer(a))),
+                             b"supports() returned a NoRepr, not a str or None")
+        finally:
+            del kvbench._interrupts[:]
 
     def test_no_supports_is_a_null_pointer(self):
         v = self.make(lambda a, s: None)

@@ -281,8 +281,9 @@ def _check(v):
         op = _shown(v.op) if isinstance(v.op, str) else f"{_shown(v.op)} (a {type(v.op).__name__})"
         return f"{where}: unknown operation {op} (one of {', '.join(OPS)})"
     if v.why is not None and _c_text(v.why) is None:
-        problem = (f"not a str but a {type(v.why).__name__}" if not isinstance(v.why, str) else
-                   "it holds a NUL" if "\0" in v.why else "it is not valid UTF-8 (a lone surrogate)")
+        problem = (f"not a str ({type(v.why).__name__})" if not isinstance(v.why, str) else
+                   "it holds a NUL" if "\0" in v.why else
+                   "it is not valid UTF-8 (a lone surrogate)")
         return f"{where}: why {_shown(v.why)}: {problem}"
     return None
 

@@ -48,7 +48,7 @@ def main(spec, argv):
         from . import _one_line
         os.dup2(stdout_fd, 1)
         os.write(1, f"fatal 3 a variant's source cannot be imported in the worker: "
-                    f"{_one_line(e)}\n".encode())
+                    f"{_one_line(e)}\n".encode("utf-8", "replace"))  # a path may not be UTF-8
         return 3
     finally:
         sys.stdout.flush()
