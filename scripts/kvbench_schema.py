@@ -127,12 +127,29 @@ def check_numbers(path, rows, numbers=(), integers=()):
             integer(row.get(column) or "", path, line, column)
 
 
+def sidecar_path(csv_path):
+    """The JSON sidecar of the CSV at csv_path: <csv>.json beside the file it names, for a symlink
+    to an existing file beside its target, as kvbench reads and writes it (core/file_io.hpp)."""
+    if not os.path.exists(csv_path):
+        return csv_path + ".json"
+    path = csv_path
+    for _ in range(40):
+        if not os.path.islink(path):
+            break
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return csv_path + ".json"
+        path = os.path.join(os.path.dirname(path), target)
+    return os.path.normpath(path) + ".json"
+
+
 def read_sidecar(csv_path):
     """The JSON sidecar <csv>.json as a dict; {} when there is none (older CSVs have none).
     InputError when it cannot be read, is not JSON or not a JSON object, or when its
     measured_peak_gbps or theoretical_peak_gbps is not a finite non-negative number (0 and null:
     not known)."""
-    sidecar = csv_path + ".json"
+    sidecar = sidecar_path(csv_path)
     if not os.path.lexists(sidecar):
         return {}
     try:

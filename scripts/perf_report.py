@@ -111,7 +111,7 @@ def load(path):
                        + ["status", "median_us"], NUMBER_COLUMNS)
     meta = kvbench_schema.read_sidecar(path)
     for keys in (("launch_floor_us", "graph", "median_us"), ("device", "l2_bytes")):
-        kvbench_schema.sidecar_number(meta, path + ".json", *keys)
+        kvbench_schema.sidecar_number(meta, kvbench_schema.sidecar_path(path), *keys)
     return rows, meta
 
 
@@ -202,7 +202,8 @@ def report(args, pair):
                     args.previous, "--previous", PREVIOUS_ALIKE)
         compared = compare(opt, bounds, triton, previous)
         summary(compared, bounds, triton, previous)
-        l2 = kvbench_schema.sidecar_number(meta, args.csv + ".json", "device", "l2_bytes")
+        l2 = kvbench_schema.sidecar_number(meta, kvbench_schema.sidecar_path(args.csv), "device",
+                                           "l2_bytes")
         l2 = 60 * 2**20 if l2 is None else l2
         not_cold = sum(int(r.get("buffer_sets") or 1) > 1
                        and int(r.get("buffer_sets") or 1) * float(r["bytes"]) <= 3 * l2 for r in opt)

@@ -622,7 +622,7 @@ def check_output(output, inputs):
     if not output:
         return
     for path in inputs:
-        for source in (path, path + ".json"):
+        for source in (path, kvbench_schema.sidecar_path(path)):
             if kvbench_schema.same_file(output, source):
                 raise InputError(f"-o {output}: the same file as the input {source}")
     if not output.lower().endswith(".png"):

@@ -100,6 +100,23 @@ TEST_F(Outputs, AtomicWritesLeaveDevicesAndSymlinksInPlace) {
   EXPECT_EQ(read_file(at("target.json")), "new");
 }
 
+// A CSV reached through a link has the one sidecar beside its target, wherever the link is; a
+// link with no target, or a plain file, has <csv>.json.
+TEST_F(Outputs, TheSidecarOfALinkedCsvIsBesideItsTarget) {
+  EXPECT_EQ(sidecar_path(at("none.csv")), at("none.csv") + ".json");
+  put(at("real.csv"), "rows\n");
+  EXPECT_EQ(sidecar_path(at("real.csv")), at("real.csv") + ".json");
+  fs::create_symlink("real.csv", at("latest.csv"));
+  EXPECT_EQ(sidecar_path(at("latest.csv")), at("real.csv") + ".json");
+  fs::create_directory(at("sub"));
+  fs::create_symlink("../latest.csv", at("sub/again.csv"));  // a chain, relative to each link
+  EXPECT_EQ(sidecar_path(at("sub/again.csv")), at("real.csv") + ".json");
+  fs::create_symlink(at("real.csv"), at("absolute.csv"));
+  EXPECT_EQ(sidecar_path(at("absolute.csv")), at("real.csv") + ".json");
+  fs::create_symlink("gone.csv", at("dangling.csv"));  // replaced by the file when written
+  EXPECT_EQ(sidecar_path(at("dangling.csv")), at("dangling.csv") + ".json");
+}
+
 TEST_F(Outputs, RowFileTouchesNothingBeforeItsFirstRow) {
   put(at("x.csv"), "old header\nold row\n");
   {

@@ -135,6 +135,22 @@ class Plot(unittest.TestCase):
             paths.append(path)
         return paths
 
+    def test_a_linked_csv_reads_its_targets_sidecar(self):
+        # As kvbench writes it: beside the target of a link (core/file_io.hpp, sidecar_path).
+        d = os.path.join(OUT, "linked")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        real = os.path.join(d, "real.csv")
+        shutil.copyfile(os.path.join(DATA, "plot", "cuda.csv"), real)
+        shutil.copyfile(os.path.join(DATA, "plot", "cuda.csv.json"), real + ".json")
+        os.symlink("real.csv", os.path.join(d, "latest.csv"))
+        os.symlink(os.path.join("..", "linked", "latest.csv"), os.path.join(d, "chain.csv"))
+        for name in ("real.csv", "latest.csv", "chain.csv"):
+            self.assertEqual(kvbench_schema.sidecar_path(os.path.join(d, name)), real + ".json")
+            self.assertEqual(plot.peaks(os.path.join(d, name), None, None), (4240.0, 4800.0))
+        self.assertEqual(kvbench_schema.sidecar_path(os.path.join(d, "none.csv")),
+                         os.path.join(d, "none.csv") + ".json")
+
     def test_csvs_are_named_apart(self):
         self.assertEqual(plot.source_names(["results/h200/smoke.csv", "results/smoke.csv"]),
                          ["h200/smoke.csv", "results/smoke.csv"])

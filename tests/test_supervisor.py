@@ -188,6 +188,18 @@ def resume_mismatch():
           "a --resume refused for its device changed the CSV or its sidecar")
     code, _, err = run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2", "--resume"])
     check(code == 0 and len(rows("mb.csv")) == 3, "same model: exit %d: %r" % (code, err))
+    # Through a symlink: the rows replace its target, and so does the sidecar (beside the
+    # target), which --resume of either name then reads.
+    run(["run", SMOKE, "-o", "real.csv", "--case", "0", "1"])
+    os.symlink("real.csv", "latest.csv")
+    code, _, err = run(["run", SMOKE, "-o", "latest.csv", "--case", "0", "1", "--seed", "2"])
+    check(code == 0 and os.path.islink("latest.csv") and not os.path.lexists("latest.csv.json")
+          and json.load(open("real.csv.json"))["settings"]["seed"] == 2,
+          "symlink: exit %d, %r: %s" % (code, err, sorted(os.listdir("."))))
+    for name in ("real.csv", "latest.csv"):
+        code, _, err = run(["run", SMOKE, "-o", name, "--case", "0", "1", "--resume"])
+        check(code == 3 and err.strip() == "kvbench: --resume: settings.seed is 2 in real.csv.json, 1 now",
+              "resume %s: exit %d: %r" % (name, code, err))
 
 
 def devices():

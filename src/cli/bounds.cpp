@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/flags.hpp"
+#include "core/file_io.hpp"
 #include "core/footprint.hpp"
 #include "core/operation.hpp"
 #include "core/outputs.hpp"
@@ -66,7 +67,7 @@ int cmd_bounds(const std::string& results_path, const std::string& output, std::
   // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
   // output (/dev/null, a FIFO) is written in place.
   check_outputs({{"--output", output}}, {{"the result CSV", results_path},
-                                         {"the result CSV's sidecar", results_path + ".json"}});
+                                         {"the result CSV's sidecar", sidecar_path(results_path)}});
   ResultTable results = read_results(results_path);
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
   // Every row is written as soon as its floors are timed (whole lines), so a run cut short keeps

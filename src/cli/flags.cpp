@@ -221,8 +221,9 @@ void refuse_timing_mismatch(const std::string& why) {
 }  // namespace
 
 void check_baseline_context(const std::string& baseline, const std::string& settings_json) {
-  if (const std::string b = regular_file_text(baseline + ".json"); !b.empty())
-    refuse_timing_mismatch(run_context_mismatch(b, baseline + ".json", settings_json, "this run"));
+  if (const std::string b = regular_file_text(sidecar_path(baseline)); !b.empty())
+    refuse_timing_mismatch(
+        run_context_mismatch(b, sidecar_path(baseline), settings_json, "this run"));
 }
 
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
@@ -230,9 +231,9 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
   // The sidecars are read too (the timing context below).
   check_outputs({{"--junit", flags.junit}},
                 {{"the baseline", flags.baseline},
-                 {"the baseline's sidecar", flags.baseline + ".json"},
+                 {"the baseline's sidecar", sidecar_path(flags.baseline)},
                  {"the current CSV", current_path},
-                 {"the current CSV's sidecar", current_path + ".json"}});
+                 {"the current CSV's sidecar", sidecar_path(current_path)}});
   ResultTable current = read_results(current_path);
   ResultTable selected;  // baseline's rows of the BASE variant, under --variants
   if (!flags.variants.empty()) {
@@ -243,11 +244,11 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
     current = rows_of_variant(current, current_variant, current_variant);
   }
   // How the runs were timed beyond the rows' columns (hot inputs), when both have a sidecar.
-  if (const std::string b = regular_file_text(flags.baseline + ".json"),
-      c = regular_file_text(current_path + ".json");
+  if (const std::string b = regular_file_text(sidecar_path(flags.baseline)),
+      c = regular_file_text(sidecar_path(current_path));
       !b.empty() && !c.empty())
     refuse_timing_mismatch(
-        timing_context_mismatch(b, flags.baseline + ".json", c, current_path + ".json"));
+        timing_context_mismatch(b, sidecar_path(flags.baseline), c, sidecar_path(current_path)));
   const GateReport report = run_gate(flags.variants.empty() ? baseline : selected, current, opt);
   markdown_report(report, std::cout);
   check_stdout();

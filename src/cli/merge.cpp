@@ -66,10 +66,11 @@ struct Shards {
 Shards read_sidecars(const std::vector<std::string>& shards) {
   Shards s;
   for (const std::string& path : shards) {
-    s.sidecars.push_back(slurp(path + ".json", "sidecar (merge needs each shard's <csv>.json)"));
-    s.records.push_back(read_shard_record(s.sidecars.back(), path + ".json"));
-    const std::string why = shard_mismatch(s.records.front(), shards.front() + ".json",
-                                           s.records.back(), path + ".json");
+    s.sidecars.push_back(
+        slurp(sidecar_path(path), "sidecar (merge needs each shard's <csv>.json)"));
+    s.records.push_back(read_shard_record(s.sidecars.back(), sidecar_path(path)));
+    const std::string why = shard_mismatch(s.records.front(), sidecar_path(shards.front()),
+                                           s.records.back(), sidecar_path(path));
     if (!why.empty()) throw std::invalid_argument(why);
   }
   return s;
@@ -108,16 +109,16 @@ void check_output(const std::string& output, const std::vector<std::string>& sha
   std::vector<InputFile> inputs = {{"the config", config_path}};
   for (const std::string& path : shards) {
     inputs.push_back({"a shard", path});
-    inputs.push_back({"a shard's sidecar", path + ".json"});
+    inputs.push_back({"a shard's sidecar", sidecar_path(path)});
   }
   check_outputs({{"OUT", output, NonRegular::refuse, true},
-                 {"OUT's sidecar", output + ".json", NonRegular::refuse, true}},
+                 {"OUT's sidecar", sidecar_path(output), NonRegular::refuse, true}},
                 inputs);
   // OUT forgotten (`merge s0.csv s1.csv`): the first shard would be replaced by the merge.
-  if (const std::string side = read_file(output + ".json"); !side.empty()) {
+  if (const std::string side = read_file(sidecar_path(output)); !side.empty()) {
     std::string shard;
     try {
-      shard = read_shard_record(side, output + ".json").shard;
+      shard = read_shard_record(side, sidecar_path(output)).shard;
     } catch (const std::exception&) {  // not a sidecar of kvbench's: nothing to say of OUT
     }
     if (!shard.empty())
@@ -210,7 +211,8 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
     std::filesystem::create_directories(out.parent_path(), ec);
   }
   write_file_atomic(output, text);
-  write_file_atomic(output + ".json", merge_sidecars(s.sidecars, shards, output, expected.size()));
+  write_file_atomic(sidecar_path(output),
+                    merge_sidecars(s.sidecars, shards, output, expected.size()));
   std::printf("%s: %zu rows from %zu shards; %zu of %zu cases missing\n", output.c_str(),
               rows.of.size(), shards.size(), missing.size(), expected.size());
   if (missing.empty()) return kOk;

@@ -192,7 +192,7 @@ RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const
 // counts. Throws std::invalid_argument naming what differs.
 void resume(const Config& config, const std::string& csv, std::vector<std::size_t>& indices,
             RunMetadata& meta) {
-  const std::string sidecar = csv + ".json";
+  const std::string sidecar = sidecar_path(csv);
   const std::string before = read_text(sidecar);
   if (const std::string why = resume_mismatch(before, metadata_to_json(meta), sidecar);
       !why.empty())
@@ -247,12 +247,12 @@ std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
   std::vector<InputFile> inputs = {{"the config", args.config_path},
                                    {"the baseline", args.gate.baseline}};
   if (!args.gate.baseline.empty())  // the gate reads its sidecar (the timing context)
-    inputs.push_back({"the baseline's sidecar", args.gate.baseline + ".json"});
+    inputs.push_back({"the baseline's sidecar", sidecar_path(args.gate.baseline)});
   for (const std::string& p : args.plugins) inputs.push_back({"--plugin", p});
   for (const plugin::PluginInfo& i : load_plugin_variants(args.plugins).info())
     if (i.in_process) inputs.push_back({"a variant's source", i.path});
   check_outputs({{"--output", args.output, NonRegular::refuse, true},
-                 {"--output's sidecar", args.output + ".json", NonRegular::refuse, true},
+                 {"--output's sidecar", sidecar_path(args.output), NonRegular::refuse, true},
                  {"--junit", args.gate.junit}},
                 inputs);
   if (args.gate.baseline.empty()) return std::nullopt;
@@ -273,7 +273,7 @@ class ActiveRun {
             std::size_t to_run, std::size_t workers)
       : args_(args),
         config_(config),
-        sidecar_(args.output + ".json"),
+        sidecar_(sidecar_path(args.output)),
         meta_(std::move(meta)),
         resumed_(meta_.cases_done),
         failed_(meta_.cases_failed),

@@ -87,6 +87,21 @@ void write_file_atomic(const std::string& path_in, const std::string& text) {
   }
 }
 
+std::string sidecar_path(const std::string& csv) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = csv;
+  // A chain of links, followed as the kernel would (40 is its limit too); a dangling or looping
+  // one is left as given: write_file_atomic replaces such a link by the file.
+  if (!fs::exists(p, ec)) return csv + ".json";
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) return csv + ".json";
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p.lexically_normal().string() + ".json";
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;

@@ -15,6 +15,11 @@ void write_file_atomic(const std::string& path, const std::string& text);
 // The file's bytes; empty when it cannot be read.
 std::string read_file(const std::string& path);
 
+// The JSON sidecar of the result CSV at `csv`: `<csv>.json` beside the file it names, so for a
+// symlink to an existing file, beside its target (as write_file_atomic replaces the target):
+// every reader and writer of a CSV reached through a link finds the one sidecar of its rows.
+std::string sidecar_path(const std::string& csv);
+
 // `text` in a sealed, unnamed in-memory file that other processes of this user open by path()
 // (/proc/PID/fd/N) while this object lives. `run` hands its workers the config text it parsed
 // and hashed this way: read once, so a config from a pipe works and no worker reads another
