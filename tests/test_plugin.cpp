@@ -3,6 +3,7 @@
 // registers its variants, and its supports() and launch() answers reach kvbench unchanged.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -50,7 +51,7 @@ TEST(Plugin, SupportsAndLaunchAnswersReachTheHost) {
   cw.head_size = 128;
   EXPECT_EQ(v->supports(&args), nullptr);
   cw.head_size = 512;
-  EXPECT_STREQ(v->supports(&args), "standin: head_size above 256");
+  EXPECT_STREQ(v->supports(&args), "standin: head_size above 256, its largest");
   char message[64] = {};
   EXPECT_EQ(v->launch(&args, nullptr, message, sizeof message), 7);
   EXPECT_STREQ(message, "standin: launch refused for op 2");
@@ -115,6 +116,40 @@ TEST(Plugin, BadRegistrations) {
                 "capability 12.0");
   EXPECT_EQ(refusal({STANDIN_NO_VARIANT}),
             std::string(STANDIN_NO_VARIANT) + ": kvbench_plugin_init registered no variant");
+}
+
+// A plugin that crashes, ends the process or hangs while it loads is refused with one line,
+// tried in a child process first: kvbench itself goes on (and never ends with the plugin's 0).
+TEST(Plugin, LoadsThatCrashExitOrHangAreRefused) {
+  EXPECT_EQ(refusal({STANDIN_LOAD_EXITS}),
+            std::string(STANDIN_LOAD_EXITS) +
+                ": ended the process while loading or in kvbench_plugin_init (exit status 0; a "
+                "plugin returns from kvbench_plugin_init, it never exits)");
+  EXPECT_EQ(refusal({STANDIN_INIT_CRASHES}),
+            std::string(STANDIN_INIT_CRASHES) +
+                ": crashed while loading or in kvbench_plugin_init (SIGSEGV)");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(refusal({STANDIN_INIT_HANGS}),
+            std::string(STANDIN_INIT_HANGS) +
+                ": did not finish loading and kvbench_plugin_init within 30 s (hung?)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+// A plugin's text is one line of UTF-8 wherever kvbench shows or writes it.
+TEST(Plugin, PluginTextIsOneLineOfUtf8) {
+  EXPECT_EQ(refusal({STANDIN_INIT_FAILS_BADLY}),
+            std::string(STANDIN_INIT_FAILS_BADLY) +
+                ": kvbench_plugin_init (ABI version 1): standin: bad ? byte, second line end");
+  EXPECT_EQ(plugin_text(nullptr), "");
+  EXPECT_EQ(plugin_text("caf\xc3\xa9 \xe2\x82\xac ok"), "caf\xc3\xa9 \xe2\x82\xac ok");
+  EXPECT_EQ(plugin_text("\xc3"), "?");              // a cut character
+  EXPECT_EQ(plugin_text("\xed\xa0\x80x"), "???x");  // a surrogate's bytes
+  EXPECT_EQ(plugin_text("\xc0\xafx"), "??x");       // an overlong '/'
+  EXPECT_EQ(plugin_text("a\r\nb\x7f"), "a  b ");
+  const std::string long_text(1000, 'x');
+  EXPECT_EQ(plugin_text(long_text.c_str()), std::string(300, 'x') + "...");
+  const std::string euros = std::string(299, 'x') + "\xe2\x82\xac";  // cut before, not inside
+  EXPECT_EQ(plugin_text(euros.c_str()), std::string(299, 'x') + "...");
 }
 
 TEST(Plugin, VariantNames) {

@@ -65,6 +65,7 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
       if (!listed(i)) continue;
       std::vector<std::string> fields = case_fields(config.cases[i]);
       if (device) fields.push_back(plan_of(config.cases[i]));
+      for (std::string& f : fields) f = csv_quoted(f);  // a plan's reason may hold a comma
       std::cout << i << ',' << join_csv(fields) << '\n';
     }
   } else {

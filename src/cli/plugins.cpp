@@ -30,7 +30,8 @@ std::string ask_supports(const plugin::PluginVariant& pv, const Case& c) {
     if (!pv.supports) return "";
     const char* why = pv.supports(&a.args);
     if (!why) return "";
-    return *why ? std::string(why) : "not supported (" + pv.name + " gave no reason)";
+    const std::string reason = plugin::plugin_text(why);
+    return !reason.empty() ? reason : "not supported (" + pv.name + " gave no reason)";
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -119,12 +120,13 @@ LaunchOverride with_plugin_launches(LaunchOverride base, const plugin::Plugins& 
           char message[512] = {};
           const std::int32_t rc = pv.launch(&a.args, s, message, sizeof message);
           message[sizeof message - 1] = '\0';
+          const std::string text = plugin::plugin_text(message);
           if (rc == 0) return cudaGetLastError();  // a kernel the variant could not launch
           // An in-process variant's message is its error ("RuntimeError: ..."), its source named.
-          if (in_process && message[0])
-            throw LaunchError("variant " + pv.name + " (" + pv.plugin + "): " + message);
+          if (in_process && !text.empty())
+            throw LaunchError("variant " + pv.name + " (" + pv.plugin + "): " + text);
           throw LaunchError("plugin " + pv.plugin + ": variant " + pv.name + ": launch returned " +
-                            std::to_string(rc) + (message[0] ? ": " + std::string(message) : ""));
+                            std::to_string(rc) + (text.empty() ? "" : ": " + text));
         });
   }
   return base;

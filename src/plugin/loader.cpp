@@ -2,12 +2,17 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "plugin/sha256.hpp"
@@ -17,6 +22,33 @@ namespace {
 
 // Plugins are shared objects of at most this size; a larger file is refused before it is read.
 constexpr std::uint64_t kMaxPluginBytes = std::uint64_t{1} << 30;
+
+// How long a plugin's load and kvbench_plugin_init may take in the probe below.
+constexpr int kProbeSeconds = 30;
+
+// plugin_text's limit (loader.hpp).
+constexpr std::size_t kMaxPluginText = 300;
+
+// The length of the UTF-8 character at s[i] (well formed: no overlong form, surrogate or code
+// point past U+10FFFF), or 0 when the bytes there are not one.
+std::size_t utf8_char(const std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const auto cont = [&](std::size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
+    return 4;
+  }
+  return 0;
+}
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what) {
   throw PluginError(path + ": " + what);
@@ -91,7 +123,7 @@ std::int32_t add_variant(void* context, const kvb_variant* v) {
   }
   const std::string name = v->name;
   if (!valid_variant_name(name)) {
-    r.error = "variant '" + name + "': a name is 1 to 32 of [a-z0-9_]";
+    r.error = "variant '" + plugin_text(v->name) + "': a name is 1 to 32 of [a-z0-9_]";
     return 1;
   }
   if (op_name(v->op) == nullptr) {
@@ -116,17 +148,130 @@ std::int32_t add_variant(void* context, const kvb_variant* v) {
                                         : "registered by " + other.plugin);
       return 1;
     }
-  r.variants->push_back({name, v->why ? v->why : "", v->op, v->supports, v->launch, r.path});
+  r.variants->push_back({name, plugin_text(v->why), v->op, v->supports, v->launch, r.path});
   r.added.push_back(name);
   return 0;
 }
 
 void fail(void* context, const char* message) {
   auto& r = *static_cast<Registration*>(context);
-  if (r.error.empty()) r.error = message ? message : "init failed";
+  if (r.error.empty()) r.error = message ? plugin_text(message) : "init failed";
+  if (r.error.empty()) r.error = "init failed";
+}
+
+// The name of signal `s` ("SIGSEGV"), or its number.
+std::string signal_name(int s) {
+  const char* abbrev = sigabbrev_np(s);
+  return abbrev ? "SIG" + std::string(abbrev) : "signal " + std::to_string(s);
+}
+
+// Loads the plugin and runs its kvbench_plugin_init in a child process first, so that a plugin
+// whose constructors or init crash, end the process (an exit() there would end kvbench with the
+// plugin's status, 0 included), throw or hang is refused naming what happened, and kvbench goes
+// on to its one-line error. What the child prints is dropped; the parent's own load below
+// reports every other refusal (the loader's, a missing symbol, a version, a fail()).
+void probe(const std::string& open_path, const std::string& path,
+           const std::vector<std::string>& taken) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) refuse(path, std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    refuse(path, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    char verdict = 'y';  // returned (or refused in a way the parent's load names)
+    if (void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      const auto* version =
+          static_cast<const std::uint32_t*>(::dlsym(handle, "kvbench_plugin_abi_version"));
+      void* init_symbol = ::dlsym(handle, "kvbench_plugin_init");
+      if (version && *version == KVBENCH_ABI_VERSION && init_symbol) {
+        kvb_plugin_init_fn init;
+        std::memcpy(&init, &init_symbol, sizeof init);
+        std::vector<PluginVariant> variants;
+        Registration r{path, &taken, &variants, {}, {}};
+        const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
+        try {
+          init(KVBENCH_ABI_VERSION, &host);
+        } catch (...) {
+          verdict = 't';
+        }
+      }
+    }
+    while (::write(fds[1], &verdict, 1) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);  // no atexit handlers or destructors of the plugin's: the probe is done
+  }
+  ::close(fds[1]);
+  char verdict = 0;
+  bool timed_out = false;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(kProbeSeconds);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          end - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) timed_out = true;
+    if (n > 0) {
+      const ssize_t got = ::read(fds[0], &verdict, 1);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) verdict = 0;  // EOF: the child ended without a verdict
+    }
+    break;
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    refuse(path, "did not finish loading and kvbench_plugin_init within " +
+                     std::to_string(kProbeSeconds) + " s (hung?)");
+  if (verdict == 't')
+    refuse(path,
+           "kvbench_plugin_init threw a C++ exception (a plugin reports a failure with "
+           "host->fail and a nonzero return)");
+  if (verdict == 'y') return;
+  if (WIFSIGNALED(status))
+    refuse(path, "crashed while loading or in kvbench_plugin_init (" +
+                     signal_name(WTERMSIG(status)) + ")");
+  refuse(path, "ended the process while loading or in kvbench_plugin_init (exit status " +
+                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                   "; a plugin returns from kvbench_plugin_init, it never exits)");
 }
 
 }  // namespace
+
+std::string plugin_text(const char* text) {
+  if (text == nullptr) return "";
+  const std::string_view s(text, ::strnlen(text, 1 << 20));
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_char(s, i);
+    std::string_view piece = n ? s.substr(i, n) : "?";
+    if (n == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7F)) piece = " ";
+    if (out.size() + piece.size() > kMaxPluginText) {
+      out += "...";
+      break;
+    }
+    out += piece;
+    i += n ? n : 1;
+  }
+  return out;
+}
 
 bool valid_variant_name(const std::string& name) {
   return !name.empty() && name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
@@ -164,6 +309,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     if (!is_elf_shared_object(bytes)) refuse(path, "not an ELF shared object (.so)");
     // A path without '/' would make dlopen search the library path: load the file given.
     const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+    probe(open_path, path, taken);
     void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();
@@ -184,7 +330,12 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
 
     Registration r{path, &taken, &variants_, {}, {}};
     const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
-    const std::int32_t status = init(KVBENCH_ABI_VERSION, &host);
+    std::int32_t status = 0;
+    try {
+      status = init(KVBENCH_ABI_VERSION, &host);
+    } catch (...) {  // the probe saw it return; a plugin that throws only now is refused too
+      refuse(path, "kvbench_plugin_init threw a C++ exception");
+    }
     if (!r.error.empty())
       refuse(path, "kvbench_plugin_init (ABI version " + std::to_string(KVBENCH_ABI_VERSION) +
                        "): " + r.error);

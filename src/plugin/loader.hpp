@@ -71,11 +71,18 @@ class Plugins {
 // Loads each path in order. `taken` names the variants already known (kvbench's own): a plugin
 // variant may not reuse one, nor another plugin's. Throws PluginError for a missing, unreadable
 // or non-ELF file, a file the dynamic loader refuses, a missing symbol, an ABI version other
-// than KVBENCH_ABI_VERSION, an init that fails, or a variant with a bad or clashing name, an
-// unknown operation or no launch function.
+// than KVBENCH_ABI_VERSION, a load or init that crashes, exits, throws or takes more than 30 s
+// (each tried first in a child process), an init that fails, or a variant with a bad or clashing
+// name, an unknown operation or no launch function.
 Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken);
 
 // Whether `name` is a valid variant name: [a-z0-9_], 1 to 32 characters.
 bool valid_variant_name(const std::string& name);
+
+// A plugin's own text (a fail() message, a `why`, a supports() reason, a launch message) as
+// kvbench prints it and writes it into rows: one line of valid UTF-8 of at most 300 bytes. Bytes
+// that are not UTF-8 become '?', control characters (a newline too) a space, and a longer text
+// is cut at a character, ending in "...". Null: "".
+std::string plugin_text(const char* text);
 
 }  // namespace kvbench::plugin

@@ -26,10 +26,17 @@ cfg=$HERE/standin.yaml
 check "list names the plugin's variant" 0 '^1 reshape_and_cache_flash standin T=1 H=2 D=128' \
   "$K" list "$cfg" --plugin "$S/standin_good.so"
 check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
-check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256$' \
+check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256, its largest$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200
 check "plan: supported" 0 '^1 .*standin .*D=128.* \| none: a variant from plugin .*standin_good.so$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200
+# As CSV, the reason's comma is inside its quoted field: every line has the header's fields.
+"$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200 --format csv >"$W/plan.csv"
+python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert len({len(r) for r in rows}) == 1, "fields per line: %s" % sorted({len(r) for r in rows})
+assert any(r[-1] == "not supported: standin: head_size above 256, its largest" for r in rows)' \
+  "$W/plan.csv" || { echo "FAIL: list --format csv --plan: a field holding a comma split its line"; exit 1; }
 n=$("$K" list "$ROOT/configs/smoke.yaml" --plugin "$EXAMPLE" --variants plain | grep -c ' plain ')
 all=$("$K" list "$ROOT/configs/smoke.yaml" --plugin "$EXAMPLE" --variants plain | wc -l)
 cache=$("$K" list "$ROOT/configs/smoke.yaml" --variants optimized | grep -c reshape_and_cache_flash)
@@ -52,6 +59,12 @@ check "name clash between plugins" 3 "standin_good_copy.so: .*standin" \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plugin "$S/standin_good_copy.so"
 check "init fails" 3 "standin_init_fails.so: .*compute capability 12.0" \
   "$K" list "$cfg" --plugin "$S/standin_init_fails.so"
+# A plugin that ends the process with status 0 as it loads: exit 3 and one line, never 0.
+check "run: a plugin that exits at load" 3 \
+  "^kvbench: .*standin_load_exits.so: ended the process while loading .*exit status 0" \
+  "$K" run "$cfg" --plugin "$S/standin_load_exits.so" -o "$W/exits.csv"
+check "a plugin that crashes in init" 3 "standin_init_crashes.so: crashed .*(SIGSEGV)" \
+  "$K" list "$cfg" --plugin "$S/standin_init_crashes.so"
 # run: refused before any device is looked for (exit 4 on this machine otherwise).
 check "run: bad plugin before the device" 3 "standin_no_init.so: no symbol kvbench_plugin_init" \
   "$K" run "$cfg" --plugin "$S/standin_no_init.so" -o "$W/run.csv"

@@ -4,6 +4,7 @@
  * message (no GPU is needed to show either). */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,7 +20,7 @@ KVBENCH_PLUGIN_EXPORT_ABI;
 
 static const char* supports(const kvb_args* args) {
   if (args->op == KVB_OP_CACHE_WRITE && args->cache_write->head_size > 256)
-    return "standin: head_size above 256";
+    return "standin: head_size above 256, its largest";
   return NULL;
 }
 
@@ -35,11 +36,27 @@ static int32_t launch(const kvb_args* args, void* stream, char* message, size_t 
   return 7;
 }
 
+#ifdef STANDIN_LOAD_EXITS
+/* Ends the process, status 0, as the loader runs its constructors. */
+__attribute__((constructor)) static void end_at_load(void) { exit(0); }
+#endif
+
 #ifndef STANDIN_NO_INIT
 KVBENCH_PLUGIN_API int32_t kvbench_plugin_init(uint32_t abi_version, const kvb_host* host) {
   (void)abi_version;
 #if defined(STANDIN_INIT_FAILS)
   host->fail(host->context, "standin: needs a GPU of compute capability 12.0");
+  return 1;
+#elif defined(STANDIN_INIT_CRASHES)
+  (void)host;
+  raise(SIGSEGV);
+  return 0;
+#elif defined(STANDIN_INIT_HANGS)
+  (void)host;
+  for (;;) pause();
+#elif defined(STANDIN_INIT_FAILS_BADLY)
+  /* Bytes that are not UTF-8, a newline and a tab: one line of UTF-8 in kvbench's error. */
+  host->fail(host->context, "standin: bad \xff byte,\nsecond line\tend");
   return 1;
 #elif defined(STANDIN_NO_VARIANT)
   (void)host;
