@@ -253,6 +253,17 @@ void probe(const std::string& open_path, const std::string& path,
                    "; a plugin returns from kvbench_plugin_init, it never exits)");
 }
 
+// Whether s is all well-formed UTF-8 with no control character (NUL included).
+bool plain_utf8(const std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_char(s, i);
+    if (n == 0 || (n == 1 && (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7F)))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string plugin_text(const char* text) {
@@ -305,6 +316,10 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
   for (const std::string& path : paths) {
     for (const PluginInfo& seen : info_)
       if (seen.path == path) refuse(path, "given twice");
+    if (!plain_utf8(path))
+      refuse(plugin_text(path.c_str()),
+             "a plugin path is UTF-8 without control characters (the sidecar records it); "
+             "rename or link the file");
     const std::string bytes = read_plugin_file(path);
     if (!is_elf_shared_object(bytes)) refuse(path, "not an ELF shared object (.so)");
     // A path without '/' would make dlopen search the library path: load the file given.

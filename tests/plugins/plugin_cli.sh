@@ -59,6 +59,10 @@ check "name clash between plugins" 3 "standin_good_copy.so: .*standin" \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plugin "$S/standin_good_copy.so"
 check "init fails" 3 "standin_init_fails.so: .*compute capability 12.0" \
   "$K" list "$cfg" --plugin "$S/standin_init_fails.so"
+# A path the sidecar cannot record (not UTF-8): named, exit 3, on the CPU as on a GPU.
+cp "$S/standin_good.so" "$W/bad"$'\xff'".so"
+check "a plugin path that is not UTF-8" 3 "^kvbench: .*bad[?][.]so: a plugin path is UTF-8" \
+  "$K" run "$cfg" --plugin "$W/bad"$'\xff'".so" -o "$W/bad.csv"
 # A plugin that ends the process with status 0 as it loads: exit 3 and one line, never 0.
 check "run: a plugin that exits at load" 3 \
   "^kvbench: .*standin_load_exits.so: ended the process while loading .*exit status 0" \
