@@ -117,6 +117,33 @@ TEST_F(Outputs, TheSidecarOfALinkedCsvIsBesideItsTarget) {
   EXPECT_EQ(sidecar_path(at("dangling.csv")), at("dangling.csv") + ".json");
 }
 
+// One writer per output: a second lock of the same file, under any spelling, is refused naming
+// the holder; the lock ends with its holder; other outputs are free.
+TEST_F(Outputs, OneWriterPerOutput) {
+  const std::string locks = at("locks");
+  put(at("real.csv"), "rows\n");
+  fs::create_symlink("real.csv", at("latest.csv"));
+  {
+    const OutputLock first("--output", at("real.csv"), locks);
+    for (const std::string& same : {at("real.csv"), at("latest.csv"), dir_ + "/./real.csv"}) {
+      try {
+        const OutputLock second("--output", same, locks);
+        ADD_FAILURE() << same << ": a second writer was let in";
+      } catch (const std::invalid_argument& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(m.rfind("--output " + same + ": another kvbench (pid " +
+                              std::to_string(::getpid()) + ") is writing it",
+                          0),
+                  0u)
+            << m;
+      }
+    }
+    EXPECT_NO_THROW(OutputLock("OUT", at("other.csv"), locks));  // not written yet: free too
+  }
+  EXPECT_NO_THROW(OutputLock("--output", at("real.csv"), locks));  // released with its holder
+  EXPECT_NO_THROW(OutputLock("--output", at("real.csv"), at("real.csv") + "/no"));  // unlocked
+}
+
 TEST_F(Outputs, RowFileTouchesNothingBeforeItsFirstRow) {
   put(at("x.csv"), "old header\nold row\n");
   {

@@ -202,6 +202,23 @@ def resume_mismatch():
               "resume %s: exit %d: %r" % (name, code, err))
 
 
+def one_writer():
+    """Two runs writing one CSV: the second is refused at once (exit 3, the first's pid named)
+    and the first ends whole, its rows and sidecar its own."""
+    first = subprocess.Popen([KVBENCH, "run", SMOKE, "-o", "cc.csv"], env=env(STANDIN_DELAY=0.05),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_rows("cc.csv", 2)
+    code, _, err = run(["run", SMOKE, "-o", "./cc.csv", "--seed", "7"])
+    check(code == 3 and ("another kvbench (pid %d) is writing it" % first.pid) in err
+          and len(err.strip().splitlines()) == 1, "second writer: exit %d: %r" % (code, err))
+    first.wait(timeout=60)
+    check(first.returncode == 0, "first writer: exit %d: %s" % (first.returncode, first.stderr.read()))
+    check(len(rows("cc.csv")) == 64 and json.load(open("cc.csv.json"))["settings"]["seed"] == 1,
+          "the first run's CSV is not whole or its sidecar not its own")
+    code, _, err = run(["run", SMOKE, "-o", "cc.csv", "--case", "0", "--seed", "7"])
+    check(code == 0, "after the first: exit %d: %r" % (code, err))
+
+
 def devices():
     """--devices 0,0: two workers on one GPU, never timing at once; --devices 0,1: both used,
     each row carries its device, the sidecar lists both."""
@@ -436,7 +453,7 @@ def settings():
               % (key, flag, got, recorded, value))
 
 
-SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, devices, shards,
+SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, one_writer, devices, shards,
                                      fatal, overhead, settings, merge_checks, startup)}
 
 

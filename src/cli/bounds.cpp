@@ -68,6 +68,7 @@ int cmd_bounds(const std::string& results_path, const std::string& output, std::
   // output (/dev/null, a FIFO) is written in place.
   check_outputs({{"--output", output}}, {{"the result CSV", results_path},
                                          {"the result CSV's sidecar", sidecar_path(results_path)}});
+  const std::optional<OutputLock> lock = lock_output("--output", output);
   ResultTable results = read_results(results_path);
   const std::vector<BoundCase> cases = bound_cases(results, max_tokens, variant);
   // Every row is written as soon as its floors are timed (whole lines), so a run cut short keeps

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/calibration.hpp"
 #include "core/file_io.hpp"
 #include "core/gate.hpp"
 #include "core/outputs.hpp"
@@ -219,6 +220,16 @@ void refuse_timing_mismatch(const std::string& why) {
 }
 
 }  // namespace
+
+std::optional<OutputLock> lock_output(const std::string& flag, const std::string& path) {
+  std::optional<OutputLock> lock;
+  if (!is_special_file(path))
+    lock.emplace(flag, path,
+                 cache_dir(std::getenv("KVBENCH_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"),
+                           std::getenv("HOME")) +
+                     "/locks");
+  return lock;
+}
 
 void check_baseline_context(const std::string& baseline, const std::string& settings_json) {
   if (const std::string b = regular_file_text(sidecar_path(baseline)); !b.empty())

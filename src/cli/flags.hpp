@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/outputs.hpp"
 #include "core/result_csv.hpp"
 #include "core/sweep.hpp"
 
@@ -71,6 +72,10 @@ double parse_threshold(std::string text);
 // Gates the CSV at `current_path` against `baseline` (already read): markdown on stdout, JUnit
 // if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags);
+
+// The lock of one output written by this process (core/outputs.hpp, OutputLock), in kvbench's
+// cache folder (locks/); an output that is a device or FIFO (written in place) is not locked.
+std::optional<OutputLock> lock_output(const std::string& flag, const std::string& path);
 
 // Before `run --baseline` times anything: the baseline's sidecar (when it has one) against the
 // settings the run will record (settings_to_json). Throws GateError on a timing mismatch, the one

@@ -193,6 +193,7 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
       config_override.empty() ? s.records.front().config_path : config_override;
   const Config config = read_config(config_path, s);
   check_output(output, shards, config_path);
+  const std::optional<OutputLock> lock = lock_output("OUT", output);
   check_selected(config, s, shards.front(), config_path);
   const Rows rows = collect_rows(shards, config, config_path);
 

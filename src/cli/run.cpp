@@ -425,6 +425,7 @@ int cmd_run(RunArgs args) {
   const Config& config = loaded.config;
   if (args.output.empty()) args.output = default_output(args.config_path);
   const std::optional<ResultTable> baseline = check_outputs_and_baseline(args);
+  const std::optional<OutputLock> lock = lock_output("--output", args.output);
   if (baseline) check_baseline_context(args.gate.baseline, settings_to_json(config.settings));
   std::vector<std::size_t> indices = selected_cases(config, args.config_path, args.cases);
   if (args.max_tokens < kAllTokens) {

@@ -63,19 +63,17 @@ Calibration calibration_from_json(const std::string& text, const std::string& so
   return c;
 }
 
+std::string cache_dir(const char* kvbench_cache_dir, const char* xdg_cache_home, const char* home) {
+  const auto set = [](const char* v) { return v && *v; };
+  if (set(kvbench_cache_dir)) return kvbench_cache_dir;
+  if (set(xdg_cache_home)) return std::string(xdg_cache_home) + "/kvbench";
+  if (set(home)) return std::string(home) + "/.cache/kvbench";
+  return ".kvbench-cache";
+}
+
 std::string calibration_cache_path(const std::string& uuid, const char* kvbench_cache_dir,
                                    const char* xdg_cache_home, const char* home) {
-  const auto set = [](const char* v) { return v && *v; };
-  std::string dir;
-  if (set(kvbench_cache_dir))
-    dir = kvbench_cache_dir;
-  else if (set(xdg_cache_home))
-    dir = std::string(xdg_cache_home) + "/kvbench";
-  else if (set(home))
-    dir = std::string(home) + "/.cache/kvbench";
-  else
-    dir = ".kvbench-cache";
-  return dir + "/calibration/" + uuid + ".json";
+  return cache_dir(kvbench_cache_dir, xdg_cache_home, home) + "/calibration/" + uuid + ".json";
 }
 
 }  // namespace kvbench

@@ -34,9 +34,11 @@ std::string calibration_to_json(const Calibration& c);
 // Throws std::runtime_error naming `source` if the text is not a calibration of this version.
 Calibration calibration_from_json(const std::string& text, const std::string& source);
 
-// Where the cache for a device lives: $KVBENCH_CACHE_DIR, else $XDG_CACHE_HOME/kvbench, else
-// $HOME/.cache/kvbench, else .kvbench-cache; then calibration/<uuid>.json. Null or empty
-// arguments count as unset.
+// kvbench's cache folder: $KVBENCH_CACHE_DIR, else $XDG_CACHE_HOME/kvbench, else
+// $HOME/.cache/kvbench, else .kvbench-cache. Null or empty arguments count as unset.
+std::string cache_dir(const char* kvbench_cache_dir, const char* xdg_cache_home, const char* home);
+
+// Where the cache for a device lives: cache_dir(...)/calibration/<uuid>.json.
 std::string calibration_cache_path(const std::string& uuid, const char* kvbench_cache_dir,
                                    const char* xdg_cache_home, const char* home);
 

@@ -1,6 +1,7 @@
 #include "core/outputs.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+
+#include "core/metadata.hpp"
 
 namespace kvbench {
 namespace {
@@ -53,6 +56,39 @@ const char* kind_of(mode_t mode) {
 std::string error_text(int err) { return std::strerror(err); }
 
 }  // namespace
+
+OutputLock::OutputLock(const std::string& flag, const std::string& path,
+                       const std::string& lock_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return;
+  fs::create_directories(lock_dir, ec);
+  const std::string lock =
+      (fs::path(lock_dir) / (fnv1a64_hex(resolved.string()) + ".lock")).string();
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) return;
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    std::string holder = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    throw std::invalid_argument(
+        flag + " " + path + ": another kvbench" + (holder.empty() ? "" : " (pid " + holder + ")") +
+        " is writing it (" + lock + "); wait for it to end, or write elsewhere");
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) == 0) {
+    const ssize_t written = ::pwrite(fd_, me.data(), me.size(), 0);
+    (void)written;  // the pid is a courtesy to the next writer's message
+  }
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+}
 
 bool is_special_file(const std::string& path) {
   const FileId id = id_of(path);

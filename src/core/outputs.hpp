@@ -44,6 +44,25 @@ struct OutputFile {
 // std::invalid_argument naming the flag, the path and the input or output it collides with.
 void check_outputs(const std::vector<OutputFile>& outputs, const std::vector<InputFile>& inputs);
 
+// One writer per output on this host: an exclusive flock(2) on a file in `lock_dir` named by the
+// output's resolved path (a symlink's target; another spelling of a path is the same output),
+// held while this object lives and released by the kernel when the process ends, however it
+// ends. A second kvbench writing the same output would interleave or replace the first one's
+// rows and leave a sidecar describing only one of them; it is refused instead, with
+// std::invalid_argument naming the flag, the path and the holder's pid. A lock folder that
+// cannot be made leaves the output unlocked (a read-only home): the lock is a guard, not a need.
+class OutputLock {
+ public:
+  OutputLock(const std::string& flag, const std::string& path, const std::string& lock_dir);
+  ~OutputLock();
+  OutputLock(OutputLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // True when `path` exists (following symlinks) and is not a regular file or a directory.
 bool is_special_file(const std::string& path);
 
