@@ -45,12 +45,31 @@ void add_plugin_flags(CLI::App* command, std::vector<std::string>& paths,
       ->add_option("--plugin", paths,
                    "Load variants from this shared object (repeatable; docs/plugins.md)")
       ->check(non_empty());
+  // Split here rather than by CLI11's delimiter, which drops empty names: "optimized," is a typo,
+  // not a list of one.
   command
-      ->add_option("--variants", variants,
-                   "Run each case with these variants instead of the config's (comma-separated; "
-                   "cases of an operation with none of them are left out)")
-      ->delimiter(',')
-      ->check(non_empty());
+      ->add_option_function<std::vector<std::string>>(
+          "--variants",
+          [&variants](const std::vector<std::string>& given) {
+            for (const std::string& list : given) {
+              std::size_t from = 0;
+              for (std::size_t comma; (comma = list.find(',', from)) != std::string::npos;
+                   from = comma + 1)
+                variants.push_back(list.substr(from, comma - from));
+              variants.push_back(list.substr(from));
+            }
+          },
+          "Run each case with these variants instead of the config's (comma-separated; "
+          "cases of an operation with none of them are left out)")
+      ->check(CLI::Validator(
+          [](std::string& list) -> std::string {
+            const bool empty_name = list.empty() || list.front() == ',' || list.back() == ',' ||
+                                    list.find(",,") != std::string::npos;
+            return empty_name ? "expected comma-separated variant names, got '" + list +
+                                    "' (an empty name)"
+                              : "";
+          },
+          ""));
 }
 
 namespace {

@@ -45,6 +45,11 @@ if [ "$n" -gt 0 ] && [ "$n" = "$all" ] && [ "$n" = "$cache" ]; then
 else
   echo "FAIL --variants plain: $n plain of $all listed, $cache cache-write cases"; fail=1
 fi
+# An empty name in the list is a typo, refused rather than dropped.
+for list in "optimized," ",optimized" "optimized,,seed_port"; do
+  check "--variants '$list'" 3 "^kvbench: --variants: expected comma-separated variant names, got '$list' \\(an empty name\\)" \
+    "$K" list "$ROOT/configs/smoke.yaml" --variants "$list"
+done
 check "--variants without the plugin" 3 "^kvbench: --variants: unknown variant 'plain'.*--plugin" \
   "$K" list "$ROOT/configs/smoke.yaml" --variants plain
 check "missing file" 3 "^kvbench: $W/none.so: " "$K" list "$cfg" --plugin "$W/none.so"
