@@ -285,6 +285,24 @@ TEST(SweepErrors, NonsenseTimingSettingsNameTheKey) {
   EXPECT_EQ(settings_error("hot_inputs: 3"),
             "t.yaml:1:24: settings.hot_inputs: expected true or false, got '3'");
   EXPECT_EQ(settings_error("min_time_s: 0"), "<no error>");  // zero: no minimum
+  // A quoted number is a string, as a quoted "true" is: refused, not read as the number.
+  EXPECT_EQ(settings_error("warmup: \"3\""),
+            "t.yaml:1:20: settings.warmup: expected a positive integer, got the quoted string '3' "
+            "(drop the quotes)");
+  EXPECT_EQ(settings_error("seed: '7'"),
+            "t.yaml:1:18: settings.seed: expected a non-negative integer, got the quoted string "
+            "'7' (drop the quotes)");
+  EXPECT_EQ(settings_error("timeout_s: \"1.5\""),
+            "t.yaml:1:23: settings.timeout_s: expected a number, got the quoted string '1.5' (drop "
+            "the quotes)");
+  EXPECT_EQ(settings_error("rotate: '8'"),
+            "t.yaml:1:20: settings.rotate: expected auto or an integer, got the quoted string '8' "
+            "(drop the quotes)");
+  EXPECT_EQ(settings_error("rotate: \"auto\""), "<no error>");  // a word, quoted or not
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {num_tokens: [1, "
+                     "\"128\"]}\n"),
+            "t.yaml:3:28: sweeps[0].axes.num_tokens[1]: expected a positive integer, got the "
+            "quoted string '128' (drop the quotes)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {strides: sglang}\n"),
             "t.yaml:3:21: sweeps[0].axes.strides: 'sglang' strides apply to "
             "concat_and_cast_mha_k only");

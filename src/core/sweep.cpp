@@ -196,9 +196,20 @@ std::string scalar_text(const YAML::Node& n) {
   return n.IsScalar() ? n.Scalar() : "<not a scalar>";
 }
 
+// A quoted scalar ("128") is a string in YAML: where a number is expected it is refused, as a
+// quoted "true" is where a boolean is.
+bool quoted(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "!"; }
+
+[[noreturn]] void fail_quoted(const std::string& source, const YAML::Node& n,
+                              const std::string& path, const std::string& expected) {
+  fail(source, n, path,
+       "expected " + expected + ", got the quoted string '" + n.Scalar() + "' (drop the quotes)");
+}
+
 std::int64_t positive_int(const std::string& source, const YAML::Node& n, const std::string& path,
                           std::int64_t max = std::numeric_limits<std::int32_t>::max()) {
   std::int64_t v = 0;
+  if (quoted(n)) fail_quoted(source, n, path, "a positive integer");
   if (!n.IsScalar() || !parse_int64(n.Scalar(), v))
     fail(source, n, path, "expected a positive integer, got '" + scalar_text(n) + "'");
   if (v <= 0 || v > max)
@@ -209,10 +220,9 @@ std::int64_t positive_int(const std::string& source, const YAML::Node& n, const 
 
 // YAML 1.2's core schema: yaml-cpp also takes YAML 1.1's yes, no, on, off, y and n.
 bool boolean(const std::string& source, const YAML::Node& n, const std::string& path) {
-  const std::string t = n.IsScalar() ? n.Scalar() : "";
-  if (n.IsScalar() && n.Tag() != "!" && (t == "true" || t == "True" || t == "TRUE")) return true;
-  if (n.IsScalar() && n.Tag() != "!" && (t == "false" || t == "False" || t == "FALSE"))
-    return false;
+  const std::string t = n.IsScalar() && !quoted(n) ? n.Scalar() : "";
+  if (t == "true" || t == "True" || t == "TRUE") return true;
+  if (t == "false" || t == "False" || t == "FALSE") return false;
   fail(source, n, path, "expected true or false, got '" + scalar_text(n) + "'");
 }
 
@@ -310,6 +320,7 @@ YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map,
 double number_in(const std::string& source, const YAML::Node& n, const std::string& path, double lo,
                  bool lo_inclusive, double hi) {
   double v = 0;
+  if (quoted(n)) fail_quoted(source, n, path, "a number");
   if (!n.IsScalar() || !YAML::convert<double>::decode(n, v))
     fail(source, n, path, "expected a number, got '" + scalar_text(n) + "'");
   const bool ok = (lo_inclusive ? v >= lo : v > lo) && v <= hi;  // false for NaN
@@ -331,6 +342,7 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
        "launches_per_sample", "l2_flush", "rotate", "hot_inputs", "timer", "context", "layer_mib"});
   if (n["seed"]) {
     const YAML::Node v = n["seed"];
+    if (quoted(v)) fail_quoted(source, v, "settings.seed", "a non-negative integer");
     if (!v.IsScalar() || !parse_uint64(v.Scalar(), s.seed))
       fail(source, v, "settings.seed",
            "expected a non-negative integer, got '" + scalar_text(v) + "'");
@@ -352,6 +364,8 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   if (n["timeout_s"])
     s.timeout_s = number_in(source, n["timeout_s"], "settings.timeout_s", 0, false, kMaxTimeoutS);
   if (n["rotate"]) {
+    if (quoted(n["rotate"]) && n["rotate"].Scalar() != "auto")
+      fail_quoted(source, n["rotate"], "settings.rotate", "auto or an integer");
     try {
       s.rotate = parse_rotate(scalar_text(n["rotate"]));
     } catch (const std::invalid_argument& e) {
