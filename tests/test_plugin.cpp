@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "plugin/loader.hpp"
 #include "plugin/sha256.hpp"
@@ -140,6 +143,46 @@ TEST(Plugin, LoadsThatCrashExitOrHangAreRefused) {
 }
 
 // A plugin's text is one line of UTF-8 wherever kvbench shows or writes it.
+// ask_in_child: each answer in order (a newline in one becomes a space), an exception's message,
+// and the first question whose answer did not come back, with how it ended.
+TEST(Plugin, AskInChildNamesTheQuestionThatEnded) {
+  const auto numbers = [](std::size_t i) {
+    return i == 1 ? std::string("one\ntwo") : std::to_string(i);
+  };
+  EXPECT_EQ(ask_in_child(3, numbers, 5), (std::vector<std::string>{"0", "one two", "2"}));
+  EXPECT_TRUE(ask_in_child(0, numbers, 5).empty());
+  const auto ended = [](const std::function<std::string(std::size_t)>& answer) {
+    try {
+      ask_in_child(4, answer, 1);
+      return std::string("returned");
+    } catch (const AskEnded& e) {
+      return std::to_string(e.index) + ": " + e.what();
+    } catch (const std::runtime_error& e) {
+      return std::string("error: ") + e.what();
+    }
+  };
+  EXPECT_EQ(ended([](std::size_t i) -> std::string {
+              if (i == 2) throw std::invalid_argument("bad case");
+              return "ok";
+            }),
+            "error: bad case");
+  EXPECT_EQ(ended([](std::size_t i) {
+              if (i == 2) std::raise(SIGSEGV);
+              return std::string("ok");
+            }),
+            "2: crashed (SIGSEGV)");
+  EXPECT_EQ(ended([](std::size_t i) {
+              if (i == 3) std::_Exit(4);
+              return std::string("ok");
+            }),
+            "3: ended the process (exit status 4)");
+  EXPECT_EQ(ended([](std::size_t i) {
+              while (i == 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+              return std::string("ok");
+            }),
+            "0: did not answer within 1 s (hung?)");
+}
+
 TEST(Plugin, PluginTextIsOneLineOfUtf8) {
   EXPECT_EQ(refusal({STANDIN_INIT_FAILS_BADLY}),
             std::string(STANDIN_INIT_FAILS_BADLY) +

@@ -38,13 +38,46 @@ struct ListPlan {
   std::string device_profile;
 };
 
+// How long `list --plan` waits for one case's plan when a plugin's supports() is asked.
+constexpr int kPlanSeconds = 30;
+
+// Each listed case's plan (the runner's, ops/launch.hpp). A plan asks a plugin variant's
+// supports(); one that crashes, ends the process or hangs would end `list`, so with shared-object
+// plugins loaded the plans are made in a child process (as `run` asks in its workers), and such a
+// plugin is refused naming the case and the plugin. Python variants are asked here: a fork of a
+// process running Python may deadlock, and their errors are caught as exceptions already.
+std::vector<std::string> plans_of(const std::vector<const Case*>& cases,
+                                  const kernels::DeviceProps& device,
+                                  const plugin::Plugins* plugins) {
+  const auto plan = [&](std::size_t i) { return case_plan(*cases[i], device).text; };
+  bool shared_objects = false, in_process = false;
+  for (const plugin::PluginInfo& i : plugins ? plugins->info() : std::vector<plugin::PluginInfo>{})
+    (i.in_process ? in_process : shared_objects) = true;
+  if (!shared_objects || in_process) {
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < cases.size(); ++i) texts.push_back(plan(i));
+    return texts;
+  }
+  try {
+    return plugin::ask_in_child(cases.size(), plan, kPlanSeconds);
+  } catch (const plugin::AskEnded& e) {
+    const Case& c = *cases[e.index];
+    const std::string name(to_string(c.variant));
+    const plugin::PluginVariant* pv = plugins->find(name);
+    throw plugin::PluginError((pv ? "plugin " + pv->plugin + ": " : std::string()) + "variant " +
+                              name + " " + e.what() + " planning " + describe(c) +
+                              " (list --plan asks its supports())");
+  }
+}
+
 // `shard`: --shard I/N or slurm, the cases of that shard only; empty: all.
 // `max_cases`: the expanded case count past which the config is refused (--max-cases).
 // `max_tokens`: only cases with num_tokens up to it (--max-tokens), numbered as in the sweep.
 int cmd_list(const std::string& config_path, const std::string& format, const ListPlan& plan,
              const std::string& shard, std::uint64_t max_cases, std::int64_t max_tokens,
              const std::vector<std::string>& plugins, const std::vector<std::string>& variants) {
-  if (!plugins.empty()) load_plugin_variants(plugins);  // the config may name their variants
+  // The config may name the plugins' variants.
+  const plugin::Plugins* loaded = plugins.empty() ? nullptr : &load_plugin_variants(plugins);
   Config config = load_config(config_path, max_cases);
   if (!variants.empty()) config.cases = with_variants(config.cases, variants);
   // --shard: the cases of that shard only, numbered as in the whole sweep.
@@ -56,26 +89,31 @@ int cmd_list(const std::string& config_path, const std::string& format, const Li
   kernels::DeviceProps storage;
   const kernels::DeviceProps* device =
       plan.show ? &plan_device(plan.device_profile, storage) : nullptr;
-  // The plan the runner would execute for case c (ops/launch.hpp).
-  const auto plan_of = [&](const Case& c) { return case_plan(c, *device).text; };
+  std::vector<std::size_t> shown;  // the listed cases' numbers in the whole sweep
+  std::vector<const Case*> shown_cases;
+  for (std::size_t i = 0; i < config.cases.size(); ++i)
+    if (listed(i)) {
+      shown.push_back(i);
+      shown_cases.push_back(&config.cases[i]);
+    }
+  const std::vector<std::string> plans =
+      device ? plans_of(shown_cases, *device, loaded) : std::vector<std::string>{};
   if (format == "csv") {
     // The case columns of the result CSV, so scripts can run the same cases elsewhere.
     std::cout << "case," << join_csv(case_columns()) << (device ? ",plan" : "") << '\n';
-    for (std::size_t i = 0; i < config.cases.size(); ++i) {
-      if (!listed(i)) continue;
-      std::vector<std::string> fields = case_fields(config.cases[i]);
-      if (device) fields.push_back(plan_of(config.cases[i]));
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      std::vector<std::string> fields = case_fields(*shown_cases[k]);
+      if (device) fields.push_back(plans[k]);
       for (std::string& f : fields) f = csv_quoted(f);  // a plan's reason may hold a comma
-      std::cout << i << ',' << join_csv(fields) << '\n';
+      std::cout << shown[k] << ',' << join_csv(fields) << '\n';
     }
   } else {
     if (device)
       std::cout << "# launch plans on " << device->name << ": " << device->sm_count << " SMs, L2 "
                 << device->l2_bytes / (1 << 20) << " MiB\n";
-    for (std::size_t i = 0; i < config.cases.size(); ++i) {
-      if (!listed(i)) continue;
-      std::cout << i << ' ' << describe(config.cases[i]);
-      if (device) std::cout << " | " << plan_of(config.cases[i]);
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      std::cout << shown[k] << ' ' << describe(*shown_cases[k]);
+      if (device) std::cout << " | " << plans[k];
       std::cout << '\n';
     }
   }

@@ -253,6 +253,93 @@ void probe(const std::string& open_path, const std::string& path,
                    "; a plugin returns from kvbench_plugin_init, it never exits)");
 }
 
+}  // namespace
+
+std::vector<std::string> ask_in_child(std::size_t n,
+                                      const std::function<std::string(std::size_t)>& answer,
+                                      int seconds) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {  // one line per answer: 'A' and its text, or 'E' and an exception's message
+    ::close(fds[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string line;
+      try {
+        line = 'A' + answer(i);
+      } catch (const std::exception& e) {
+        line = 'E' + std::string(e.what());
+      }
+      std::replace(line.begin(), line.end(), '\n', ' ');
+      line += '\n';
+      for (std::size_t done = 0; done < line.size();) {
+        const ssize_t w = ::write(fds[1], line.data() + done, line.size() - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) ::_exit(1);
+        done += static_cast<std::size_t>(w);
+      }
+    }
+    ::_exit(0);  // no atexit handlers or destructors: the answers are all the child was for
+  }
+  ::close(fds[1]);
+  std::vector<std::string> answers;
+  std::string pending;
+  bool timed_out = false;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (answers.size() < n) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          end - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      timed_out = true;
+      break;
+    }
+    char buf[4096];
+    const ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;  // the child ended
+    pending.append(buf, static_cast<std::size_t>(got));
+    for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+      answers.push_back(pending.substr(0, eol));
+      pending.erase(0, eol + 1);
+      end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    }
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::vector<std::string> texts;
+  for (const std::string& a : answers) {
+    if (a.empty() || a[0] != 'A') throw std::runtime_error(a.empty() ? "" : a.substr(1));
+    texts.push_back(a.substr(1));
+  }
+  if (texts.size() == n) return texts;
+  const std::size_t at = texts.size();
+  if (timed_out)
+    throw AskEnded(at, "did not answer within " + std::to_string(seconds) + " s (hung?)");
+  if (WIFSIGNALED(status)) throw AskEnded(at, "crashed (" + signal_name(WTERMSIG(status)) + ")");
+  throw AskEnded(at, "ended the process (exit status " +
+                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+}
+
+namespace {
+
 // Whether s is all well-formed UTF-8 with no control character (NUL included).
 bool plain_utf8(const std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {

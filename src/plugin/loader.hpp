@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -84,5 +85,17 @@ bool valid_variant_name(const std::string& name);
 // that are not UTF-8 become '?', control characters (a newline too) a space, and a longer text
 // is cut at a character, ending in "...". Null: "".
 std::string plugin_text(const char* text);
+
+// Calls answer(0) .. answer(n - 1) in a child process and returns their texts (one line each), so
+// that a plugin function among them that crashes, ends the process or hangs costs a refusal, not
+// the caller. Throws AskEnded naming the first question whose answer did not come back, or
+// std::runtime_error with the message of an exception answer threw. At most `seconds` a question.
+struct AskEnded : std::runtime_error {
+  AskEnded(std::size_t at, const std::string& what) : std::runtime_error(what), index(at) {}
+  std::size_t index;  // the question that did not come back
+};
+std::vector<std::string> ask_in_child(std::size_t n,
+                                      const std::function<std::string(std::size_t)>& answer,
+                                      int seconds);
 
 }  // namespace kvbench::plugin

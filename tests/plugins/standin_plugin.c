@@ -18,9 +18,19 @@ KVBENCH_PLUGIN_EXPORT_ABI;
 #endif
 #endif
 
+/* Refuses head_size above 256; SUPPORTS_CRASHES, _EXITS, _HANGS: dies of SIGSEGV, calls exit(0),
+ * never returns, there instead. */
 static const char* supports(const kvb_args* args) {
-  if (args->op == KVB_OP_CACHE_WRITE && args->cache_write->head_size > 256)
+  if (args->op == KVB_OP_CACHE_WRITE && args->cache_write->head_size > 256) {
+#if defined(STANDIN_SUPPORTS_CRASHES)
+    raise(SIGSEGV);
+#elif defined(STANDIN_SUPPORTS_EXITS)
+    exit(0);
+#elif defined(STANDIN_SUPPORTS_HANGS)
+    for (;;) pause();
+#endif
     return "standin: head_size above 256, its largest";
+  }
   return NULL;
 }
 
