@@ -413,6 +413,33 @@ class Refusals(unittest.TestCase):
         one_line(self, run_program(path, "list", SMOKE, "--variants", "pyvar"), 3,
                  r"^kvbench: --variants: unknown variant 'pyvar'")
 
+    def test_variant_defined_in_a_function(self):
+        path = program("in_function", """\
+            def define():
+                @kvbench.variant("pyvar", op="reshape_and_cache_flash")
+                def launch(args, stream):
+                    pass
+
+            define()
+            """)
+        one_line(self, run_program(path, "list", SMOKE, "--variants", "pyvar"), 3,
+                 r"^kvbench: in_function.py: variant 'pyvar': define.<locals>.launch is defined "
+                 r"inside a function; a variant is defined at its module's top level")
+
+    def test_variant_defined_in_the_main_block(self):
+        """The worker imports the file, which then defines no variant: named, not a mismatch."""
+        path = program("in_main", """\
+            if __name__ == "__main__":
+                @kvbench.variant("pyvar", op="reshape_and_cache_flash")
+                def launch(args, stream):
+                    pass
+            """)
+        done = run_program(path, "run", SMOKE, "--variants", "pyvar", "--case", "0", "-o",
+                           os.path.join(OUT, "in_main.csv"))
+        one_line(self, done, 3, r"^kvbench: .*in_main.py: variant pyvar is not defined when the "
+                                r"worker imports in_main.py: define it at the module's top level, "
+                                r"not under `if __name__ == \"__main__\":`$")
+
     def test_function_outside_a_file(self):
         done = subprocess.run(
             [sys.executable, "-c", "import kvbench\n"

@@ -273,6 +273,10 @@ def _check(v):
     clashes are kvbench's; what C cannot see (a NUL, a lone surrogate, not a str) is checked
     here."""
     where = f"{v.source}: variant {_shown(v.name)}"
+    if "<locals>" in v.launch.__qualname__:
+        return (f"{where}: {v.launch.__qualname__} is defined inside a function; a variant is "
+                f"defined at its module's top level (each worker imports the module, which does "
+                f"not call that function)")
     if not isinstance(v.name, str):
         return f"{where}: a name is a str, not {type(v.name).__name__}"
     if _c_text(v.name) is None:
@@ -316,7 +320,7 @@ def _worker_command():
         if [v.module, v.source] not in sources:
             sources.append([v.module, v.source])
     spec = json.dumps({"path": [os.path.abspath(p) if p else os.getcwd() for p in sys.path],
-                       "sources": sources})
+                       "sources": sources, "variants": [[v.name, v.source] for v in _variants]})
     prelude = ("import json, sys; spec = json.loads(sys.argv[1]); "
                "sys.path[:0] = [p for p in spec['path'] if p not in sys.path]; "
                "from kvbench.worker import main; sys.exit(main(spec, sys.argv[2:]))")

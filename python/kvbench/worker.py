@@ -32,9 +32,16 @@ def _import_source(module, path):
     spec.loader.exec_module(m)
 
 
+def _fatal(stdout_fd, line):
+    """Writes kvbench's fatal line (exit 3) on the protocol's stdout; returns 3."""
+    os.dup2(stdout_fd, 1)
+    os.write(1, f"fatal 3 {line}\n".encode("utf-8", "replace"))  # a path may not be UTF-8
+    return 3
+
+
 def main(spec, argv):
-    """spec: {"path": the parent's sys.path, "sources": [[module, file], ...]}; argv: kvbench's
-    worker arguments. Returns the worker's exit code."""
+    """spec: {"path": the parent's sys.path, "sources": [[module, file], ...], "variants":
+    [[name, file], ...]}; argv: kvbench's worker arguments. Returns the worker's exit code."""
     stdout_fd = os.dup(1)
     os.dup2(2, 1)  # what the imports print (Python or C) goes to stderr
     sys.stdout = sys.stderr
@@ -46,12 +53,19 @@ def main(spec, argv):
             _import_source(module, path)
     except BaseException as e:  # noqa: BLE001 - one line, and the parent reports it
         from . import _one_line
-        os.dup2(stdout_fd, 1)
-        os.write(1, f"fatal 3 a variant's source cannot be imported in the worker: "
-                    f"{_one_line(e)}\n".encode("utf-8", "replace"))  # a path may not be UTF-8
-        return 3
+        return _fatal(stdout_fd, f"a variant's source cannot be imported in the worker: "
+                                 f"{_one_line(e)}")
     finally:
         sys.stdout.flush()
+    # A variant registered only when its file runs as the program (under
+    # `if __name__ == "__main__":`) is not registered by the import.
+    from . import _variants
+    have = {v.name for v in _variants}
+    for name, path in spec.get("variants", []):
+        if name not in have:
+            return _fatal(stdout_fd, f"{path}: variant {name} is not defined when the worker "
+                                     f"imports {path}: define it at the module's top level, not "
+                                     f"under `if __name__ == \"__main__\":`")
     os.dup2(stdout_fd, 1)
     os.close(stdout_fd)
     from . import _run
