@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "core/case.hpp"
@@ -28,6 +31,27 @@ TEST(Types, EveryEnumRoundTripsThroughItsName) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "unknown layout 'nchw' (expected one of nhd, hnd)");
   }
+}
+
+// Variants from outside are named up to kMaxExternalVariants, each a value of its own; one more
+// is refused rather than wrapping the 16-bit value. In a child: the names are process-wide.
+TEST(TypesDeathTest, ExternalVariantsStopAtTheirLimit) {
+  const auto name_all = [] {
+    std::set<Variant> values;
+    for (std::size_t i = 0; i < kMaxExternalVariants; ++i)
+      values.insert(name_external_variant("ext" + std::to_string(i)));
+    if (values.size() != kMaxExternalVariants || to_string(*values.rbegin()) != "ext4095")
+      std::exit(1);
+    try {
+      name_external_variant("one_more");
+    } catch (const std::invalid_argument& e) {
+      std::fputs(e.what(), stderr);
+      std::exit(0);
+    }
+    std::exit(2);
+  };
+  EXPECT_EXIT(name_all(), ::testing::ExitedWithCode(0),
+              "^variant 'one_more': more than 4096 variants from plugins in one process$");
 }
 
 TEST(Stats, MedianPercentilesAndSpread) {

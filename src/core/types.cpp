@@ -265,6 +265,10 @@ Variant name_external_variant(const std::string& name) {
     if (name_of(v) == name)
       throw std::invalid_argument("variant name '" + name + "' is taken (" +
                                   (is_external(v) ? "by an earlier plugin" : "by kvbench") + ")");
+  if (external_variants().size() >= kMaxExternalVariants)
+    throw std::invalid_argument("variant '" + name + "': more than " +
+                                std::to_string(kMaxExternalVariants) +
+                                " variants from plugins in one process");
   external_variants().push_back(name);
   return static_cast<Variant>(kFirstExternalVariant + external_variants().size() - 1);
 }

@@ -22,6 +22,8 @@ enum class Kernel { concat_mla_k, cache_write, concat_and_cache_mla };
 // (name_external_variant), and from then on prints and parses like these.
 enum class Variant : std::uint16_t { seed_port, optimized, slot_order };
 inline constexpr std::uint16_t kFirstExternalVariant = 256;
+// How many variants from outside one process may name (well inside the 16-bit values).
+inline constexpr std::size_t kMaxExternalVariants = 4096;
 enum class Layout { nhd, hnd };
 // none, per_tensor, per_head: a caller's fp32 scale divides the inputs (SPEC.md §2).
 // per_token_head: no caller scale; each (token, head) row of K and V is quantized to e4m3 by a
@@ -98,8 +100,8 @@ std::string joined_names();
 
 // Names a variant from outside kvbench: its value (the next from kFirstExternalVariant on),
 // known to to_string, from_string and all_values from then on. A name already taken (one of
-// kvbench's, or named before) throws std::invalid_argument. Name variants before any case is
-// made: the names are process-wide and not guarded for threads.
+// kvbench's, or named before) or past kMaxExternalVariants throws std::invalid_argument. Name
+// variants before any case is made: the names are process-wide and not guarded for threads.
 Variant name_external_variant(const std::string& name);
 bool is_external(Variant v);
 
