@@ -350,14 +350,33 @@ TEST(Sidecar, TimingContextFromBothSidecars) {
   const std::string no_count =
       edited(launches("graph", 20), [](J& j) { j["settings"].erase("launches_per_sample"); });
   EXPECT_EQ(timing_context_mismatch(no_count, "b.json", launches("graph", 1), "c.json"), "");
-  // Not a sidecar kvbench reads: nothing to say (the rows' columns still are compared).
-  EXPECT_EQ(timing_context_mismatch("{}", "b.json", hot, "c.json"), "");
+  // A sidecar cut short, empty or {} says nothing of how its run was timed: refused, naming it
+  // (it used to be passed over, and a hot-input run was gated against a cold one).
+  const auto refusal = [](const std::function<std::string()>& f) {
+    try {
+      return "no error: " + f();
+    } catch (const SidecarError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(refusal([&] { return timing_context_mismatch("{}", "b.json", hot, "c.json"); }),
+            "b.json: key 'config': expected an object, missing");
+  EXPECT_EQ(refusal([&] {
+              return timing_context_mismatch(hot, "b.json", "", "c.json");
+            }).rfind("c.json: not a kvbench sidecar (", 0),
+            0u);
+  EXPECT_EQ(refusal([&] {
+              return timing_context_mismatch(hot, "b.json", hot.substr(0, hot.size() / 2),
+                                             "c.json");
+            }).rfind("c.json: not a kvbench sidecar (", 0),
+            0u);
   // Before a run: the baseline's sidecar against the settings the run will record.
   const std::string run_hot = J::parse(hot)["settings"].dump();
   EXPECT_EQ(run_context_mismatch(unset, "b.json", run_hot, "this run"),
             "this run: settings.hot_inputs is true, b.json's is false");
   EXPECT_EQ(run_context_mismatch(hot, "b.json", run_hot, "this run"), "");
-  EXPECT_EQ(run_context_mismatch("{}", "b.json", run_hot, "this run"), "");
+  EXPECT_EQ(refusal([&] { return run_context_mismatch("{}", "b.json", run_hot, "this run"); }),
+            "b.json: key 'config': expected an object, missing");
 }
 
 TEST(Sidecar, ShardsOfOtherSettingsAreNotMerged) {

@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/calibration.hpp"
@@ -205,10 +207,11 @@ void check_stdout() {
 
 namespace {
 
-// A regular file's text; "" for anything else (a missing file, a FIFO, a device).
-std::string regular_file_text(const std::string& path) {
+// A regular file's text, empty or not; nothing for anything else (a missing file, a FIFO, a
+// device). A sidecar that is there is read, so a cut or empty one is refused, not passed over.
+std::optional<std::string> regular_file_text(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return read_file(path);
 }
 
@@ -232,9 +235,9 @@ std::optional<OutputLock> lock_output(const std::string& flag, const std::string
 }
 
 void check_baseline_context(const std::string& baseline, const std::string& settings_json) {
-  if (const std::string b = regular_file_text(sidecar_path(baseline)); !b.empty())
+  if (const std::optional<std::string> b = regular_file_text(sidecar_path(baseline)))
     refuse_timing_mismatch(
-        run_context_mismatch(b, sidecar_path(baseline), settings_json, "this run"));
+        run_context_mismatch(*b, sidecar_path(baseline), settings_json, "this run"));
 }
 
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
@@ -255,11 +258,11 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
     current = rows_of_variant(current, current_variant, current_variant);
   }
   // How the runs were timed beyond the rows' columns (hot inputs), when both have a sidecar.
-  if (const std::string b = regular_file_text(sidecar_path(flags.baseline)),
-      c = regular_file_text(sidecar_path(current_path));
-      !b.empty() && !c.empty())
+  const std::optional<std::string> b = regular_file_text(sidecar_path(flags.baseline)),
+                                   c = regular_file_text(sidecar_path(current_path));
+  if (b && c)
     refuse_timing_mismatch(
-        timing_context_mismatch(b, sidecar_path(flags.baseline), c, sidecar_path(current_path)));
+        timing_context_mismatch(*b, sidecar_path(flags.baseline), *c, sidecar_path(current_path)));
   const GateReport report = run_gate(flags.variants.empty() ? baseline : selected, current, opt);
   markdown_report(report, std::cout);
   check_stdout();

@@ -350,24 +350,13 @@ std::string settings_mismatch(const J& bs, const std::string& base_path, const J
 
 std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
                                     const std::string& cur_text, const std::string& cur_path) {
-  J b, c;
-  try {
-    b = checked(base_text, base_path);
-    c = checked(cur_text, cur_path);
-  } catch (const SidecarError&) {
-    return "";
-  }
+  const J b = checked(base_text, base_path), c = checked(cur_text, cur_path);
   return settings_mismatch(b.at("settings"), base_path, c.at("settings"), cur_path);
 }
 
 std::string run_context_mismatch(const std::string& base_text, const std::string& base_path,
                                  const std::string& settings_json, const std::string& cur_name) {
-  J b;
-  try {
-    b = checked(base_text, base_path);
-  } catch (const SidecarError&) {
-    return "";
-  }
+  const J b = checked(base_text, base_path);
   return settings_mismatch(b.at("settings"), base_path, J::parse(settings_json), cur_name);
 }
 

@@ -67,16 +67,16 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
 // What shapes a timing beyond a row's `mode` and `buffer_sets` columns, from two runs'
 // sidecars: settings.hot_inputs, settings.context (absent: after_producer with hot inputs, else
 // back_to_back), settings.timer (absent: events), settings.l2_flush when both ran in cold mode
-// and settings.layer_mib when both ran in the layer context. "" when they
-// agree, or when either text is not a sidecar that passes check_sidecar (the gate then has the
-// rows' columns only); else one line naming the key and both values, e.g. "cur.csv.json:
-// settings.hot_inputs is true, base.csv.json's is false".
+// and settings.layer_mib when both ran in the layer context. "" when they agree; SidecarError
+// when either text is not a sidecar that passes check_sidecar (a cut or empty sidecar says
+// nothing of how its run was timed); else one line naming the key and both values, e.g.
+// "cur.csv.json: settings.hot_inputs is true, base.csv.json's is false".
 std::string timing_context_mismatch(const std::string& base_text, const std::string& base_path,
                                     const std::string& cur_text, const std::string& cur_path);
 
 // The same check before a run gated by `run --baseline`: the baseline's sidecar against the
 // settings this run will record (settings_to_json), named `cur_name` ("this run"). "" when they
-// agree or when base_text is not a sidecar that passes check_sidecar.
+// agree; SidecarError when base_text is not a sidecar that passes check_sidecar.
 std::string run_context_mismatch(const std::string& base_text, const std::string& base_path,
                                  const std::string& settings_json, const std::string& cur_name);
 
