@@ -289,7 +289,7 @@ def sidecar_copy(src, name, change):
 def merge_checks():
     """merge refuses shards run with other settings, naming the setting and both values; bounds
     the shard count and names missing shards as ranges; checks every sidecar key it reads, naming
-    the file and the key; reads a CRLF shard and refuses a directory as a shard or --config (exit 3
+    the file and the key, and every row against its shard's sidecar; reads a CRLF shard and refuses a directory as a shard or --config (exit 3
     each)."""
     for i, extra in ((0, []), (1, []), (2, ["--mode", "cold"]), (3, ["--rotate", "61"])):
         code, _, err = run(["run", SMOKE, "-o", "m%d.csv" % i, "--shard", "%d/2" % (i % 2)] + extra)
@@ -315,6 +315,23 @@ def merge_checks():
           "(uncommitted changes), m0.csv.json's is %s (shards of two builds are not merged into one "
           "CSV)" % sha, "build: %d %r" % (code, err))
     check(not os.path.exists("mc.csv"), "a refused merge wrote its output")
+    # A row its own sidecar does not describe (another build, GPU model or timing mode, pasted
+    # in): refused naming the line, the column and both values.
+    m1 = open("m1.csv").read().splitlines(True)
+    for column, value in (("git_sha", "0123456789ab"), ("device", "Other GPU"), ("mode", "cold")):
+        header = m1[0].rstrip("\n").split(",")
+        row = m1[1].rstrip("\n").split(",")
+        was = row[header.index(column)]
+        row[header.index(column)] = value
+        shutil.copy("m1.csv.json", "mrow.csv.json")
+        with open("mrow.csv", "w") as f:
+            f.write(m1[0] + ",".join(row) + "\n" + "".join(m1[2:]))
+        code, _, err = run(["merge", "mc.csv", "m0.csv", "mrow.csv"])
+        key = {"git_sha": "git_sha", "device": "device.name", "mode": "settings.mode"}[column]
+        check(code == 3 and err.strip() == "kvbench: mrow.csv:2: column '%s' is '%s', mrow.csv.json's "
+              "%s is '%s' (rows of another run are not merged under this sidecar)"
+              % (column, value, key, was), "row %s: %d %r" % (column, code, err))
+        check(not os.path.exists("mc.csv"), "a refused merge wrote its output")
     # --shard 5/999999999 is refused; a sidecar saying it is refused by merge, at once.
     code, _, err = run(["run", SMOKE, "-o", "big.csv", "--shard", "5/999999999"])
     check(code == 3 and "--shard 5/999999999: 999999999 shards, more than 1000000" in err, "big: %d %r" % (code, err))

@@ -1,6 +1,7 @@
 // `kvbench merge OUT.csv SHARD.csv...`: the CSVs of a sharded run (`--shard I/N`, one per host or
 // Slurm task) as one, in case order, with one sidecar listing every device. Refuses shards of
 // another schema or config and duplicate cases; names the cases no shard holds.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -135,14 +136,46 @@ struct Rows {
   std::map<std::size_t, std::pair<std::string, std::string>> of;  // index -> (line, where)
 };
 
-Rows collect_rows(const std::vector<std::string>& shards, const Config& config,
+// A setting of a shard's sidecar as text ("graph"), or "" when the sidecar has none.
+std::string setting_text(const ShardRecord& record, const std::string& key) {
+  for (const auto& [k, json] : record.settings)
+    if (k == key)
+      return json.size() >= 2 && json.front() == '"' ? json.substr(1, json.size() - 2) : json;
+  return "";
+}
+
+// "" when the row is one its shard's sidecar describes: the sidecar's build (git_sha) and GPU
+// model, and, when timed, its settings' mode, context and timer. Else what differs, naming both.
+std::string row_mismatch(const ResultRow& r, const std::string& git_sha, const ShardRecord& record,
+                         const std::string& sidecar) {
+  const auto differs = [&](const std::string& column, const std::string& row_value,
+                           const std::string& key, const std::string& side_value) {
+    return "column '" + column + "' is '" + row_value + "', " + sidecar + "'s " + key + " is '" +
+           side_value + "' (rows of another run are not merged under this sidecar)";
+  };
+  if (git_sha != record.git_sha) return differs("git_sha", git_sha, "git_sha", record.git_sha);
+  if (!record.device_name.empty() && r.device.str() != record.device_name)
+    return differs("device", r.device.str(), "device.name", record.device_name);
+  if (!r.timing) return "";
+  for (const auto& [column, value] : {std::pair<std::string, std::string>{"mode", r.mode.str()},
+                                      {"context", r.context.str()},
+                                      {"timer", r.timer.str()}}) {
+    const std::string setting = setting_text(record, column);
+    if (!value.empty() && !setting.empty() && value != setting)
+      return differs(column, value, "settings." + column, setting);
+  }
+  return "";
+}
+
+Rows collect_rows(const std::vector<std::string>& shards, const Shards& s, const Config& config,
                   const std::string& config_path) {
   std::map<std::vector<std::string>, std::size_t> index_of;  // every case key of the config
   for (std::size_t i = 0; i < config.cases.size(); ++i)
     index_of.emplace(case_key(config.cases[i]), i);
   Rows rows;
   std::vector<std::string> problems;
-  for (const std::string& path : shards) {
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    const std::string& path = shards[k];
     const ResultTable table = read_results(path);  // refuses directories, devices, bad rows
     const std::vector<std::string> lines = lines_of(slurp(path, "shard CSV"));
     if (lines.empty()) throw std::invalid_argument(path + ": empty (no header)");
@@ -150,8 +183,16 @@ Rows collect_rows(const std::vector<std::string>& shards, const Config& config,
     if (lines.front() != rows.header)
       throw std::invalid_argument(path + ":1: header differs from " + shards.front() +
                                   "'s (shards of different schemas)");
+    const std::vector<std::string> header = split_csv(lines.front());
+    const std::size_t sha_at = static_cast<std::size_t>(
+        std::find(header.begin(), header.end(), "git_sha") - header.begin());
     for (const ResultRow& r : table.rows) {
       const std::string where = path + ":" + std::to_string(r.line);
+      const std::vector<std::string> fields = split_csv(lines[r.line - 1]);
+      if (const std::string why = row_mismatch(r, sha_at < fields.size() ? fields[sha_at] : "",
+                                               s.records[k], sidecar_path(path));
+          !why.empty())
+        throw std::invalid_argument(where + ": " + why);
       const auto it = index_of.find(r.axes);
       if (it == index_of.end())
         throw std::invalid_argument(where + ": a case that " + config_path + " does not have");
@@ -195,7 +236,7 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& shards,
   check_output(output, shards, config_path);
   const std::optional<OutputLock> lock = lock_output("OUT", output);
   check_selected(config, s, shards.front(), config_path);
-  const Rows rows = collect_rows(shards, config, config_path);
+  const Rows rows = collect_rows(shards, s, config, config_path);
 
   std::vector<std::size_t> expected = s.records.front().selected_cases;
   if (expected.empty())

@@ -38,6 +38,10 @@ def main():
         return 4
     table = subprocess.check_output([kvbench, "schema", "--columns"], text=True)
     columns = [r["column"] for r in csv.DictReader(io.StringIO(table))]
+    # The build the rows name is the binary's ("kvbench 0.1.0 (git 0123456789ab+dirty)"), as a
+    # real worker's rows name its own: merge checks each row against its shard's sidecar.
+    build = subprocess.check_output([kvbench, "--version"], text=True).split("(git ")[1]
+    git_sha, git_dirty = build.rstrip(")\n").replace("+dirty", ""), str("+dirty" in build).lower()
     listing = subprocess.check_output([kvbench, "list", config, "--format", "csv"], text=True)
     cases = list(csv.DictReader(io.StringIO(listing)))
     plan = {}
@@ -70,8 +74,8 @@ def main():
                 log.write("%s %d %d %.6f %.6f\n" % (device or "-", os.getpid(), n, start, time.time()))
         values = {k: v for k, v in cases[n].items() if k != "case"}
         values.update(schema_version="2", mismatches="0", written_tokens="0", bytes="0",
-                      buffer_sets="1", device=name, device_uuid=uuid, git_sha="standin",
-                      git_dirty="false")
+                      buffer_sets="1", device=name, device_uuid=uuid, git_sha=git_sha,
+                      git_dirty=git_dirty)
         if action == "fault":
             values.update(status="failed",
                           reason="device fault: an illegal memory access was encountered")
