@@ -416,6 +416,10 @@ TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
   expect_error("timer_bad.csv",
                "timer_bad.csv:2: column 'timer': unknown timer 'stopwatch' (expected one of "
                "events, cupti)");
+  // A timed row says how it was timed, and took time.
+  expect_error("context_empty.csv", "context_empty.csv:2: column 'context': empty in a timed row");
+  expect_error("timer_empty.csv", "timer_empty.csv:2: column 'timer': empty in a timed row");
+  expect_error("zero_median.csv", "zero_median.csv:2: column 'median_us': 0 in a timed row");
   expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
 }
 

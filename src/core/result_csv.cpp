@@ -375,6 +375,8 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
         throw ResultCsvError(at + "column '" + median_us + "': " + format_us(*median) +
                              " is outside " + p10_us + ".." + p90_us + " [" + format_us(*p10) +
                              ", " + format_us(*p90) + "]");
+      if (*median <= 0)  // a launch takes time: 0 is a lost or edited number
+        throw ResultCsvError(at + "column '" + median_us + "': 0 in a timed row");
       row.timing = Timing{*median, *p10, *p90};
     } else if (p10 || p90) {
       throw ResultCsvError(at + "column '" + median_us + "': empty, but " +
@@ -418,6 +420,10 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     // an untimed row.
     row.context = intern(AxisValues::kCount + 4, name_of(Context{}, kContextCol));
     row.timer = intern(AxisValues::kCount + 5, name_of(Timer{}, kTimerCol));
+    // A timed row of a schema with these columns says how it was timed, as with `mode`.
+    for (const auto& [text, col] : {std::pair{row.context, kContextCol}, {row.timer, kTimerCol}})
+      if (text.empty() && row.timing && other_pos[col] != kNone)
+        throw ResultCsvError(at + "column '" + other_name(col) + "': empty in a timed row");
     table.rows.push_back(std::move(row));
   }
   if (!missing.empty()) throw missing_column(missing);
