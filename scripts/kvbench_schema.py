@@ -11,8 +11,8 @@ metadata. Scripts ask the binary instead of copying the lists:
 The binary is the one given, else $KVBENCH, else build/kvbench at the repository root.
 
 It also holds what the scripts share for reading result CSVs and their sidecars as kvbench does
-(src/core/result_csv.cpp): read_result_rows, number, integer, check_numbers, read_sidecar,
-sidecar_number; every problem is an InputError whose text is one line naming the file (and the
+(src/core/result_csv.cpp): read_result_rows, number, integer, check_numbers, check_rows,
+read_sidecar, sidecar_number; every problem is an InputError whose text is one line naming the file (and the
 line and column where there is one). ArgumentParser exits 3 on a bad command line.
 """
 import argparse
@@ -125,6 +125,39 @@ def check_numbers(path, rows, numbers=(), integers=()):
             number(row.get(column) or "", path, line, column)
         for column in integers:
             integer(row.get(column) or "", path, line, column)
+
+
+# The case-key columns kvbench reads as integers (digits only: '1e3' and '1_0' are refused).
+INTEGER_KEY_COLUMNS = ("num_tokens", "num_heads", "head_dim", "rope_dim", "block_size")
+
+
+def check_rows(path, fieldnames, rows, kvbench=None):
+    """What kvbench's readers refuse across a CSV's (line, row) pairs beyond one value at a time:
+    an integer key column that is not digits, a timed row (median_us set) of 0 µs, two rows of
+    one case, and rows of two GPU models (the `device` column). InputError naming the lines."""
+    for line, row in rows:
+        for column in INTEGER_KEY_COLUMNS:
+            if column in row and integer(row[column], path, line, column) is None:
+                raise InputError(f"{path}:{line}: column '{column}': empty")
+        median = row.get("median_us") or ""
+        if median and number(median, path, line, "median_us") == 0:
+            raise InputError(f"{path}:{line}: column 'median_us': 0 in a timed row")
+    # A key column an older schema lacks has kvbench's default in every row.
+    key = [c for c in case_key_columns(kvbench) if c in fieldnames]
+    seen, device_at = {}, None
+    for line, row in rows:
+        if "kernel" in key and "variant" in key:
+            k = tuple(row[c] for c in key)
+            if k in seen:
+                raise InputError(f"{path}: lines {seen[k]} and {line} are one case "
+                                 f"({row['kernel']} {row['variant']} T={row['num_tokens']})")
+            seen[k] = line
+        device = row.get("device") or ""
+        if device and device_at is None:
+            device_at = (line, device)
+        elif device and device != device_at[1]:
+            raise InputError(f"{path}:{line}: column 'device' is '{device}', line "
+                             f"{device_at[0]}'s is '{device_at[1]}' (rows of two GPU models)")
 
 
 def sidecar_path(csv_path):

@@ -78,6 +78,7 @@ def result_rows(path, what, needed, numbers, integers=INTEGER_COLUMNS):
         raise InputError(f"{path}: not {what} "
                          f"({'no rows' if not rows else 'missing column ' + missing[0]})")
     kvbench_schema.check_numbers(path, rows, numbers, integers)
+    kvbench_schema.check_rows(path, fieldnames, rows)
     return [dict(row, _line=line) for line, row in rows]
 
 
@@ -147,8 +148,9 @@ def shape_tables(rows, base, new):
                 if new in v and (base in v or not with_base):
                     o = v[new]
                     was = f"{float(v[base]['median_us']):.1f} → " if with_base else ""
-                    cells.append(f"{was}**{float(o['median_us']):.2f}** "
-                                 f"({float(o['pct_of_measured_peak']):.1f}%)")
+                    pct = o.get("pct_of_measured_peak")  # empty without a calibrated peak
+                    cells.append(f"{was}**{float(o['median_us']):.2f}**"
+                                 + (f" ({float(pct):.1f}%)" if pct else ""))
                 else:
                     cells.append("")
             print(f"| {name} | " + " | ".join(cells) + " |")

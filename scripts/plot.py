@@ -97,6 +97,7 @@ def read_rows(path):
                              f"this script reads {', '.join(SCHEMA_VERSIONS)}")
         row["_line"] = line
     kvbench_schema.check_numbers(path, rows, ("median_us", "gbps"))
+    kvbench_schema.check_rows(path, fieldnames, rows)
     return [row for _, row in rows]
 
 
@@ -478,6 +479,11 @@ def plot_compare(baseline_path, current_path, threshold=5.0, out_dir=None, ignor
         what = f" (variant {variants[1]} against {variants[0]})" if variants else ""
         raise InputError(f"{current_path}: no timed case in common with {baseline_path}{what}")
     ratios = [cur[k][0] / base[match(k)][0] for k in keys]
+    for k, r in zip(keys, ratios):
+        if not 0 < r < math.inf:  # times kvbench writes are far from this
+            raise InputError(f"{current_path}:{cur[k][1]['_line']}: median_us "
+                             f"{cur[k][0]:g} against {base[match(k)][0]:g}: a ratio beyond a "
+                             f"float's range")
     band = threshold / 100.0
     colors = ["tab:red" if r > 1 + band else "tab:green" if r < 1 / (1 + band) else "tab:gray"
               for r in ratios]
@@ -552,7 +558,7 @@ def plot_decode(csv_paths, variants=("optimized", "triton"), max_tokens=None, ou
             if row["status"] != "passed" or row["variant"] not in variants:
                 continue
             us, tokens = number(row, "median_us", path), number(row, "num_tokens", path)
-            if us is None or tokens is None or (max_tokens and tokens > max_tokens):
+            if us is None or tokens is None or (max_tokens is not None and tokens > max_tokens):
                 continue
             series[tuple(row[c] for c in shape_cols)][
                 (row["variant"], row.get("context") or "", path)].append((tokens, us, row))

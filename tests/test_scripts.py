@@ -1059,7 +1059,7 @@ class PerfReportPerCase(unittest.TestCase):
         with open(other_board, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
             w.writeheader()
-            w.writerows([dict(rows[0], device="NVIDIA H200")] + rows[1:])
+            w.writerows([dict(r, device="NVIDIA H200") for r in rows])
         for args, message in (
                 ([os.path.join(ctx, "back_to_back.csv"), "--triton", os.path.join(ctx, "cold.csv")],
                  r"cold.csv:\d+: context 'cold', but .*back_to_back.csv:\d+'s is 'back_to_back' "
@@ -1226,6 +1226,64 @@ class BadInputIsExit3(unittest.TestCase):
             self.assert_every_reader_refuses(
                 path, f"median_{value}.csv:2: column 'median_us': '{value}' is not a "
                       f"non-negative number")
+
+    def edited(self, name, edit):
+        """smoke.csv with edit(header, rows) applied to its rows (lists of fields), as `name`."""
+        header, *rows = list(csv.reader(io.StringIO(self.smoke().decode())))
+        edit(header, rows)
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([header] + rows)
+        return self.write(name, out.getvalue().encode())
+
+    def test_what_kvbench_refuses_across_rows_is_refused(self):
+        """A median of 0, an integer key column in another notation, one case twice and rows of
+        two GPU models: kvbench's readers refuse each, and so does every script."""
+        def set_field(column, value, row=0):
+            def edit(header, rows):
+                rows[row][header.index(column)] = value
+                if column == "median_us":
+                    for c in ("p10_us", "min_us", "mean_us"):
+                        rows[row][header.index(c)] = value
+            return edit
+
+        def duplicate(header, rows):
+            rows.append(list(rows[0]))
+
+        for name, edit, message in (
+                ("zero.csv", set_field("median_us", "0"), "zero.csv:2: column 'median_us': 0 in a timed row"),
+                ("tokens.csv", set_field("num_tokens", "1e3"), "tokens.csv:2: column 'num_tokens': '1e3' is not an integer"),
+                ("twice.csv", duplicate, "twice.csv: lines 2 and 66 are one case"),
+                ("two_gpus.csv", set_field("device", "NVIDIA H100 80GB HBM3", row=5),
+                 "two_gpus.csv:7: column 'device' is 'NVIDIA H100 80GB HBM3', line 2's is 'NVIDIA H200'")):
+            with self.subTest(name=name):
+                self.assert_every_reader_refuses(self.edited(name, edit), message)
+
+    def test_perf_report_without_a_peak_prints_the_times(self):
+        """An optimized row without pct_of_measured_peak (no calibrated peak): no percent."""
+        def no_pct(header, rows):
+            for r in rows:
+                r[header.index("pct_of_measured_peak")] = ""
+        path = self.edited("nopct.csv", no_pct)
+        done = self.run_script("perf_report.py", path)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("**", done.stdout)
+        self.assertNotIn("%)", done.stdout)
+
+    def test_plot_edges(self):
+        """decode --max-tokens 0 keeps no size (it is not "no limit"); compare of medians whose
+        ratio leaves a float's range is refused."""
+        out = os.path.join(self.tmp, "png")
+        done = self.run_script("plot.py", "decode", self.SMOKE, "--variants", "seed_port,optimized",
+                               "--max-tokens", "0", "--out-dir", out)
+        self.assert_refused(done, "no shape")
+        big = self.edited("big.csv", lambda h, rows: [r.__setitem__(h.index(c), "1e300") for r in rows
+                                                       if r[h.index("median_us")]
+                                                       for c in ("median_us", "p90_us", "max_us", "mean_us")])
+        small = self.edited("small.csv", lambda h, rows: [r.__setitem__(h.index(c), "1e-300") for r in rows
+                                                           if r[h.index("median_us")]
+                                                           for c in ("median_us", "p10_us", "min_us", "mean_us")])
+        done = self.run_script("plot.py", "compare", small, big, "--out-dir", out)
+        self.assert_refused(done, "a ratio beyond a float's range")
 
     def test_a_directory_is_not_a_csv(self):
         folder = os.path.join(self.tmp, "run.csv")
