@@ -104,6 +104,23 @@ sweeps:
   EXPECT_EQ(params_of<CacheWriteParams>(c.cases[2]).head_size, 64);
   EXPECT_EQ(c.cases[2].num_tokens, 8);  // the sweep's own value overrides the merged one
   EXPECT_EQ(params_of<CacheWriteParams>(c.cases[2]).layout, Layout::hnd);
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    name: \"a\\rb\"\n"),
+            "t.yaml:3:11: sweeps[0].name: must not contain commas, quotes or control characters (a "
+            "newline, a tab)");
+  // A list of maps: an earlier map's key wins (the merge-key rule; PyYAML reads it so too).
+  const Config listed = parse_config(R"(
+sweeps:
+  - kernel: reshape_and_cache_flash
+    axes: &base {num_tokens: [1, 2]}
+  - kernel: reshape_and_cache_flash
+    axes:
+      <<: [*base, {num_tokens: 3, num_heads: 2}]
+)",
+                                     "t.yaml");
+  ASSERT_EQ(listed.cases.size(), 4u);
+  EXPECT_EQ(listed.cases[2].num_tokens, 1);
+  EXPECT_EQ(listed.cases[3].num_tokens, 2);
+  EXPECT_EQ(listed.cases[3].num_heads, 2);
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {<<: 3}\n"),
             "t.yaml:3:16: sweeps[0].axes.<<: expected a mapping (or list of mappings) to merge");
 }

@@ -290,7 +290,8 @@ void check_keys(const std::string& source, const YAML::Node& map, const std::str
 }
 
 // YAML merge keys (`<<: *anchor`), which yaml-cpp leaves to the application: entries of the
-// merged map(s) first, then the map's own entries override them. Value nodes keep their marks.
+// merged map(s) first (of a list of maps, an earlier map's key wins, as the merge-key rule says),
+// then the map's own entries override them. Value nodes keep their marks.
 // Keys are checked against `known` in each source map, where they still have their marks (the
 // merged map's keys are new nodes without one).
 YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map,
@@ -301,11 +302,14 @@ YAML::Node with_merge_keys(const std::string& source, const YAML::Node& map,
   std::vector<std::string> own = known;
   own.push_back("<<");
   check_keys(source, map, path, own);
+  std::set<std::string> merged;
   auto merge_one = [&](const YAML::Node& m) {
     if (!m.IsMap())
       fail(source, m, path + ".<<", "expected a mapping (or list of mappings) to merge");
     check_keys(source, m, path, known);
-    for (const auto& kv : m) out[kv.first.as<std::string>()] = kv.second;
+    for (const auto& kv : m)
+      if (merged.insert(kv.first.as<std::string>()).second)
+        out[kv.first.as<std::string>()] = kv.second;
   };
   if (base.IsSequence())
     for (const auto& m : base) merge_one(m);
@@ -409,9 +413,12 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
     if (!sweep["name"].IsScalar() || sweep["name"].Scalar().empty())
       fail(source, sweep["name"], path + ".name", "expected a non-empty string");
     base.sweep = sweep["name"].Scalar();
+    // A name is a CSV field written unquoted: no comma, quote or control character (a carriage
+    // return would be rewritten in the row, and the row would not name the config's case).
     for (char ch : base.sweep)
-      if (ch == ',' || ch == '"' || ch == '\n')
-        fail(source, sweep["name"], path + ".name", "must not contain commas, quotes or newlines");
+      if (ch == ',' || ch == '"' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F)
+        fail(source, sweep["name"], path + ".name",
+             "must not contain commas, quotes or control characters (a newline, a tab)");
   }
 
   const YAML::Node raw_axes = sweep["axes"];
