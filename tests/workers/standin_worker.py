@@ -42,6 +42,13 @@ def main():
     # real worker's rows name its own: merge checks each row against its shard's sidecar.
     build = subprocess.check_output([kvbench, "--version"], text=True).split("(git ")[1]
     git_sha, git_dirty = build.rstrip(")\n").replace("+dirty", ""), str("+dirty" in build).lower()
+    # How the run times its cases (mode, context, timer): from --setup, as a real worker reads
+    # them; its rows say so, as a real worker's do.
+    setup = json.loads(sys.argv[sys.argv.index("--setup") + 1]) if "--setup" in sys.argv else {}
+    settings = setup.get("settings", {})
+    timed_as = dict(mode=settings.get("mode", "graph"),
+                    context=settings.get("context", "back_to_back"),
+                    timer=settings.get("timer", "events"))
     listing = subprocess.check_output([kvbench, "list", config, "--format", "csv"], text=True)
     cases = list(csv.DictReader(io.StringIO(listing)))
     plan = {}
@@ -81,7 +88,8 @@ def main():
                           reason="device fault: an illegal memory access was encountered")
         else:
             us = "%.3f" % (10 + n % 7)
-            values.update(status="passed", written_tokens="1", bytes="1000", mode="graph",
+            values.update(timed_as)
+            values.update(status="passed", written_tokens="1", bytes="1000",
                           samples="10", launches_per_sample="10", converged="true",
                           median_us=us, mean_us=us, min_us=us, max_us=us, p10_us=us, p90_us=us,
                           rel_stdev="0.0001", median_ci_rel="0.0001", gbps="100.0",
