@@ -188,6 +188,35 @@ def resume_mismatch():
           "a --resume refused for its device changed the CSV or its sidecar")
     code, _, err = run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2", "--resume"])
     check(code == 0 and len(rows("mb.csv")) == 3, "same model: exit %d: %r" % (code, err))
+    # A kept row of another build or timing mode (pasted in): refused naming the line, the CSV
+    # unchanged.
+    lines = open("mb.csv").read().splitlines(True)
+    header = lines[0].rstrip("\n").split(",")
+    for column, value in (("git_sha", "0123456789ab"), ("mode", "cold")):
+        row = lines[1].rstrip("\n").split(",")
+        row[header.index(column)] = value
+        edited = lines[0] + ",".join(row) + "\n" + lines[2]
+        with open("mb.csv", "w") as f:
+            f.write(edited)
+        code, _, err = run(["run", SMOKE, "-o", "mb.csv", "--case", "0", "1", "2", "--resume"])
+        check(code == 3 and err.strip().startswith("kvbench: --resume: mb.csv:2: column '%s' is '%s', "
+                                                   "this run's is " % (column, value))
+              and err.strip().endswith("(rows of another run are not kept)"),
+              "resumed row %s: exit %d: %r" % (column, code, err))
+        check(open("mb.csv").read() == edited, "a refused --resume changed the CSV")
+    # One case twice in --case; a config or -o path the sidecar cannot record: refused before
+    # anything is written.
+    code, _, err = run(["run", SMOKE, "-o", "twice.csv", "--case", "5", "--case", "5"])
+    check(code == 3 and err.strip() == "kvbench: --case 5: given twice" and not os.path.exists("twice.csv"),
+          "--case twice: exit %d: %r" % (code, err))
+    shutil.copy(SMOKE, b"c\xff.yaml")
+    for args, named in (([b"c\xff.yaml", "-o", "ok.csv"], "CONFIG c?.yaml"),
+                        ([SMOKE, "-o", b"o\xff.csv"], "--output o?.csv")):
+        code, _, err = run(["run"] + args + ["--case", "0"])
+        check(code == 3 and err.strip() == "kvbench: %s: not UTF-8 without control characters, "
+              "which the sidecar needs to record it; rename or link the file" % named
+              and not os.path.exists("ok.csv") and not os.path.exists(b"o\xff.csv"),
+              "non-UTF-8 %s: exit %d: %r" % (named, code, err))
     # Through a symlink: the rows replace its target, and so does the sidecar (beside the
     # target), which --resume of either name then reads.
     run(["run", SMOKE, "-o", "real.csv", "--case", "0", "1"])

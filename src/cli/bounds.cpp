@@ -64,6 +64,8 @@ int cmd_bounds(const std::string& results_path, const std::string& output, std::
                const std::string& variant, const Overrides& overrides) {
   RunSettings s;
   apply(overrides, s);
+  check_recorded_path("RESULTS", results_path);
+  check_recorded_path("--output", output);
   // Bad rows and an output that is an input or in no folder: before the GPU. A device or FIFO
   // output (/dev/null, a FIFO) is written in place.
   check_outputs({{"--output", output}}, {{"the result CSV", results_path},

@@ -18,6 +18,7 @@
 #include "core/gate.hpp"
 #include "core/outputs.hpp"
 #include "core/sidecar.hpp"
+#include "plugin/loader.hpp"
 
 namespace kvbench::cli {
 
@@ -197,6 +198,13 @@ double parse_threshold(std::string text) {
   if (text.empty() || !decimal || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
     throw std::invalid_argument("--threshold: '" + text + "' is not a percentage in [0, 1000)");
   return pct / 100.0;
+}
+
+void check_recorded_path(const std::string& flag, const std::string& path) {
+  if (!plugin::plain_utf8(path))
+    throw std::invalid_argument(flag + " " + plugin::plugin_text(path.c_str()) +
+                                ": not UTF-8 without control characters, which the sidecar needs "
+                                "to record it; rename or link the file");
 }
 
 void check_stdout() {

@@ -85,6 +85,10 @@ void check_baseline_context(const std::string& baseline, const std::string& sett
 // Flushes stdout; throws std::runtime_error when what was written did not reach it (/dev/full).
 void check_stdout();
 
+// Refuses, before any work, a path the sidecar records (a config, an output, a shard) that is not
+// UTF-8 without control characters: JSON cannot hold it. `flag` names it ("--output").
+void check_recorded_path(const std::string& flag, const std::string& path);
+
 // --seed: a YAML 1.2 integer in [0, 2^64-1], as settings.seed. Throws naming the flag.
 std::uint64_t parse_seed_flag(const std::string& text);
 

@@ -69,11 +69,15 @@ std::string default_output(const std::string& config) {
 // The cases to run: those of --case (checked against the config), else all of them.
 std::vector<std::size_t> selected_cases(const Config& config, const std::string& config_path,
                                         const std::vector<std::size_t>& selected) {
-  for (std::size_t i : selected)
+  std::set<std::size_t> seen;
+  for (std::size_t i : selected) {
     if (i >= config.cases.size())
       throw std::invalid_argument("--case " + std::to_string(i) + ": out of range (" + config_path +
                                   " has " + std::to_string(config.cases.size()) +
                                   " cases, numbered from 0 by `kvbench list`)");
+    if (!seen.insert(i).second)  // one case is one row: a CSV holds no case twice
+      throw std::invalid_argument("--case " + std::to_string(i) + ": given twice");
+  }
   if (!selected.empty()) return selected;
   std::vector<std::size_t> all(config.cases.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -187,6 +191,30 @@ RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const
   return meta;
 }
 
+// The rows --resume keeps are this run's: this build, a GPU model of the resumed sidecar and,
+// when timed, this run's mode. A row pasted in from another run would sit
+// under a sidecar that does not describe it (merge refuses such a file).
+void check_resumed_rows(const ResumeRows& rows, const RunSettings& settings,
+                        const std::vector<std::string>& devices, const std::string& csv) {
+  std::set<std::string> models;
+  for (const std::string& d : devices) models.insert(device_identity(d).name);
+  for (const ResumeRow& r : rows.rows) {
+    const auto refuse = [&](const std::string& column, const std::string& value,
+                            const std::string& expected) {
+      throw std::invalid_argument("--resume: " + csv + ":" + std::to_string(r.line) + ": column '" +
+                                  column + "' is '" + value + "', this run's is '" + expected +
+                                  "' (rows of another run are not kept)");
+    };
+    if (r.git_sha != kGitSha) refuse("git_sha", r.git_sha, kGitSha);
+    if (!r.device.empty() && !models.empty() && !models.count(r.device))
+      refuse("device", r.device, *models.begin());
+    // A row's context and timer may differ from the settings' (cold where rotation cannot
+    // cover L2; events where CUPTI is missing); its mode may not.
+    if (r.timed && r.mode != to_string(settings.mode))
+      refuse("mode", r.mode, std::string(to_string(settings.mode)));
+  }
+}
+
 // --resume: checks that `meta` (this run's) agrees with the sidecar of `csv`, drops from
 // `indices` the cases whose rows `csv` holds, and carries over the sidecar's devices, start and
 // counts. Throws std::invalid_argument naming what differs.
@@ -209,6 +237,7 @@ void resume(const Config& config, const std::string& csv, std::vector<std::size_
   } catch (const ResultCsvError& e) {
     throw std::invalid_argument(std::string("--resume: ") + e.what());
   }
+  check_resumed_rows(rows, config.settings, sidecar_devices(before, sidecar), csv);
   // A last line without its newline is not a row (keep_bytes ends before it): the file's
   // writer cuts it off when it appends the first new row.
   std::vector<std::size_t> rest;
@@ -421,9 +450,11 @@ int cmd_run(RunArgs args) {
   // record holds the in-process variants' sources too (include/kvbench/host.h).
   const plugin::Plugins& plugins = load_plugin_variants(args.plugins);
   if (!plugins.info().empty()) args.plugins_json = plugins_json(plugins);
+  check_recorded_path("CONFIG", args.config_path);
   const LoadedConfig loaded = load_run_config(args);
   const Config& config = loaded.config;
   if (args.output.empty()) args.output = default_output(args.config_path);
+  check_recorded_path("--output", args.output);
   const std::optional<ResultTable> baseline = check_outputs_and_baseline(args);
   const std::optional<OutputLock> lock = lock_output("--output", args.output);
   if (baseline) check_baseline_context(args.gate.baseline, settings_to_json(config.settings));

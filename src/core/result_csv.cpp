@@ -542,6 +542,12 @@ ResumeRows parse_resume_rows(std::string_view text, const std::string& path) {
     row.key.assign(key, key + static_cast<std::ptrdiff_t>(kKeyColumnCount));
     row.line = number;
     row.failed = f[status] == "incorrect" || f[status] == "failed" || f[status] == "rejected";
+    row.git_sha = f[index(Col::git_sha)];
+    row.device = f[index(Col::device)];
+    row.mode = f[index(Col::mode)];
+    row.context = f[index(Col::context)];
+    row.timer = f[index(Col::timer)];
+    row.timed = !f[index(Col::median_us)].empty();
     out.rows.push_back(std::move(row));
   }
   return out;

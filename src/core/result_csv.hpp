@@ -131,6 +131,9 @@ struct ResumeRow {
   std::vector<std::string> key;  // the case_columns() fields, unquoted
   unsigned long long line = 0;
   bool failed = false;  // status incorrect, failed or rejected
+  // What says which run wrote it: the build, the GPU model and, when timed, how.
+  std::string git_sha, device, mode, context, timer;
+  bool timed = false;  // median_us set
 };
 struct ResumeRows {
   std::vector<ResumeRow> rows;

@@ -338,9 +338,6 @@ std::vector<std::string> ask_in_child(std::size_t n,
                          std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
 }
 
-namespace {
-
-// Whether s is all well-formed UTF-8 with no control character (NUL included).
 bool plain_utf8(const std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t n = utf8_char(s, i);
@@ -350,8 +347,6 @@ bool plain_utf8(const std::string_view s) {
   }
   return true;
 }
-
-}  // namespace
 
 std::string plugin_text(const char* text) {
   if (text == nullptr) return "";

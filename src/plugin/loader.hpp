@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvbench/kvbench.h"
@@ -79,6 +80,10 @@ Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<st
 
 // Whether `name` is a valid variant name: [a-z0-9_], 1 to 32 characters.
 bool valid_variant_name(const std::string& name);
+
+// Whether s is all well-formed UTF-8 with no control character (NUL included): what a path must
+// be for the sidecar (JSON) to record it.
+bool plain_utf8(std::string_view s);
 
 // A plugin's own text (a fail() message, a `why`, a supports() reason, a launch message) as
 // kvbench prints it and writes it into rows: one line of valid UTF-8 of at most 300 bytes. Bytes
