@@ -544,6 +544,22 @@ class Run(unittest.TestCase):
         one_line(self, done, 3, r"^kvbench: --resume: .*--plugin \(plugins\)")
 
 
+    def test_a_program_that_changes_directory_names_its_file(self):
+        """Variants defined, then os.chdir before kvbench.main: the sidecar records the file that
+        defined them (absolute now, as it is no longer below the working directory)."""
+        path = program("moves", VARIANT.replace("if os.environ.get", "os.makedirs('elsewhere', "
+                                                "exist_ok=True)\nif os.environ.get") +
+                       "\nif __name__ == '__main__':\n    os.chdir('elsewhere')\n")
+        out = os.path.join(OUT, "moves.csv")
+        done = run_program(path, "run", SMOKE, "--variants", "pyvar", "--case", "0", "-o", out,
+                           KVBENCH_WORKER=sys.executable + " " +
+                           os.path.join(ROOT, "tests", "workers", "standin_worker.py"),
+                           STANDIN_KVBENCH=KVBENCH)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(out + ".json") as f:
+            self.assertEqual(json.load(f)["plugins"][0]["path"], path)
+
+
 def args_struct(op):
     """A kvb_args of op with made-up sizes and pointers (never dereferenced here)."""
     a = _abi.Args(struct_size=ctypes.sizeof(_abi.Args), op=op)

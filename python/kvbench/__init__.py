@@ -169,11 +169,19 @@ class _Variant:
     def __init__(self, name, op, why, launch, supports, source, module):
         self.name, self.op, self.why = name, op, why
         self.launch, self.supports = launch, supports
-        self.source, self.module = source, module
+        self.path, self.module = source, module  # the file's absolute path
         self.reason = None  # the last supports() reason: kvbench copies it before the next call
         self.c_supports = _abi.SUPPORTS(self._supports) if supports else _abi.SUPPORTS()
         self.c_launch = _abi.LAUNCH(self._launch)
         self.registered = False
+
+    @property
+    def source(self):
+        """The file, relative to the working directory when it lies below it (the sidecar records
+        it as given), else absolute: computed when asked, so a program that changes directory
+        after defining its variants still names their file."""
+        rel = os.path.relpath(self.path)
+        return rel if not rel.startswith(os.pardir + os.sep) else self.path
 
     # The callbacks answer C whatever happens: an exception escaping a ctypes callback is printed
     # and C gets an undefined value (a garbage pointer from supports). So each catches
@@ -225,16 +233,13 @@ def _library():
 
 
 def _source_of(fn):
-    """(module name, file) of the module that defines fn; the file relative to the working
-    directory when it lies below it (the sidecar records it as given)."""
+    """(module name, absolute path of the file) of the module that defines fn."""
     module = sys.modules.get(fn.__module__)
     path = getattr(module, "__file__", None) or fn.__code__.co_filename
     if not path or path.startswith("<") or not os.path.isfile(path):
         raise ValueError(f"variant function {fn.__qualname__} is defined in {path or 'no file'}; "
                          f"a variant must be defined in a file (its workers import it)")
-    path = os.path.abspath(path)
-    rel = os.path.relpath(path)
-    return fn.__module__, (rel if not rel.startswith(os.pardir + os.sep) else path)
+    return fn.__module__, os.path.abspath(path)
 
 
 def variant(name, op, why="", supports=None):
