@@ -77,6 +77,12 @@ TEST_F(Outputs, NonRegularOutputsAreRefusedOnlyWhereTheCommandSaysSo) {
   EXPECT_NE(refusal({{"--junit", at("none/j.xml")}}, {}).find("does not exist"), std::string::npos);
   EXPECT_EQ(refusal({{"--output", at("none/x.csv"), NonRegular::refuse, true}}, {}), "");
   EXPECT_NE(refusal({{"--junit", dir_}}, {}).find("is a directory"), std::string::npos);
+  // A link to nothing: refused, not replaced by the file.
+  fs::create_symlink("gone/real.csv", at("to_nothing.csv"));
+  EXPECT_EQ(refusal({{"--output", at("to_nothing.csv"), NonRegular::refuse}}, {}),
+            "--output " + at("to_nothing.csv") +
+                ": a symlink to gone/real.csv, which does not exist (kvbench writes a link's "
+                "target: create it, or remove the link)");
   put(at("file"), "");
   EXPECT_NE(refusal({{"--output", at("file/sub/x.csv"), NonRegular::refuse, true}}, {})
                 .find("file is not a folder"),
@@ -113,7 +119,7 @@ TEST_F(Outputs, TheSidecarOfALinkedCsvIsBesideItsTarget) {
   EXPECT_EQ(sidecar_path(at("sub/again.csv")), at("real.csv") + ".json");
   fs::create_symlink(at("real.csv"), at("absolute.csv"));
   EXPECT_EQ(sidecar_path(at("absolute.csv")), at("real.csv") + ".json");
-  fs::create_symlink("gone.csv", at("dangling.csv"));  // replaced by the file when written
+  fs::create_symlink("gone.csv", at("dangling.csv"));  // refused as an output (check_outputs)
   EXPECT_EQ(sidecar_path(at("dangling.csv")), at("dangling.csv") + ".json");
 }
 

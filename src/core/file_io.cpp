@@ -92,7 +92,7 @@ std::string sidecar_path(const std::string& csv) {
   std::error_code ec;
   fs::path p = csv;
   // A chain of links, followed as the kernel would (40 is its limit too); a dangling or looping
-  // one is left as given: write_file_atomic replaces such a link by the file.
+  // one is left as given (check_outputs refuses it as an output).
   if (!fs::exists(p, ec)) return csv + ".json";
   for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
     const fs::path target = fs::read_symlink(p, ec);

@@ -117,6 +117,11 @@ void check_outputs(const std::vector<OutputFile>& outputs, const std::vector<Inp
                                     " is not a folder, so it cannot hold the output");
     }
     if (id.exists && S_ISDIR(id.mode)) throw std::invalid_argument(name + ": is a directory");
+    // Writers replace a link's target; a link to nothing has none, and would itself be replaced.
+    if (fs::is_symlink(p, ec) && !fs::exists(p, ec))
+      throw std::invalid_argument(name + ": a symlink to " + fs::read_symlink(p, ec).string() +
+                                  ", which does not exist (kvbench writes a link's target: create "
+                                  "it, or remove the link)");
     if (id.exists && !S_ISREG(id.mode) && out.non_regular == NonRegular::refuse)
       throw std::invalid_argument(name + ": is " + kind_of(id.mode) +
                                   ", not a regular file (this output has a sidecar and is read "
