@@ -51,11 +51,11 @@ def check(cond, what):
 
 
 def faults():
-    """Crash, hang, OOM kill, device fault and early exit at cases 2-10: each row says why and
-    the next case runs on a fresh worker."""
+    """Crash, hang, OOM kill, device fault and early exit at cases 2-10, and a malformed row at
+    case 11: each row says why and the next case runs on a fresh worker (or the same one)."""
     code, out, err = run(["run", SMOKE, "-o", "faults.csv", "--case-timeout", "2", "--case"] +
                          [str(i) for i in range(12)],
-                         STANDIN_PLAN="2=crash,4=hang,6=kill,8=fault,10=exit")
+                         STANDIN_PLAN="2=crash,4=hang,6=kill,8=fault,10=exit,11=badrow")
     check(code == 2, "exit %d, expected 2 (failed cases): %s" % (code, err))
     r = rows("faults.csv")
     check(len(r) == 12, "%d rows, expected 12" % len(r))
@@ -63,7 +63,9 @@ def faults():
             4: "worker timed out after 2 s (hung?)",
             6: "worker killed by signal 9 (out of memory?)",
             8: "device fault: an illegal memory access was encountered",
-            10: "worker exited with status 3 before reporting the case"}
+            10: "worker exited with status 3 before reporting the case",
+            11: "the worker sent a malformed row (the worker's row:2: too few columns (truncated "
+                "line?))"}
     for i, row in enumerate(r):
         if i in want:
             check(row["status"] == "failed" and row["reason"] == want[i],
@@ -72,7 +74,7 @@ def faults():
         else:
             check(row["status"] == "passed", "case %d: %s %s" % (i, row["status"], row["reason"]))
     meta = json.load(open("faults.csv.json"))
-    check(meta["cases_done"] == 12 and meta["cases_failed"] == 5 and meta["finished_at"],
+    check(meta["cases_done"] == 12 and meta["cases_failed"] == 6 and meta["finished_at"],
           "sidecar counts: %s" % meta)
 
 

@@ -191,6 +191,22 @@ RunMetadata new_metadata(const RunArgs& args, const RunSettings& settings, const
   return meta;
 }
 
+// "" when a worker's row reads back as every reader of the CSV will read it (its values, its
+// width) and is of its case; else why, and the case fails with it rather than the CSV holding a
+// row that compare, merge and --resume would refuse.
+std::string row_problem(const Case& c, const std::string& line) {
+  const std::string text = csv_header() + "\n" + line + "\n";
+  try {
+    parse_results(text, "the worker's row");
+    const ResumeRows rows = parse_resume_rows(text, "the worker's row");
+    if (rows.rows.size() != 1 || rows.rows[0].key != case_key(c))
+      return "the worker sent a row of another case";
+  } catch (const ResultCsvError& e) {
+    return std::string("the worker sent a malformed row (") + e.what() + ")";
+  }
+  return "";
+}
+
 // The rows --resume keeps are this run's: this build, a GPU model of the resumed sidecar and,
 // when timed, this run's mode. A row pasted in from another run would sit
 // under a sidecar that does not describe it (merge refuses such a file).
@@ -408,8 +424,11 @@ class ActiveRun {
 
   void done(const CaseOutcome& o) {
     const Case& c = config_.cases[o.index];
-    const std::string line =
-        o.csv_line.empty() ? failed_line(c, o.failure, worker_device_[o.worker]) : o.csv_line;
+    std::string failure = o.failure;
+    if (!o.csv_line.empty()) failure = row_problem(c, o.csv_line);
+    const std::string line = o.csv_line.empty() || !failure.empty()
+                                 ? failed_line(c, failure, worker_device_[o.worker])
+                                 : o.csv_line;
     const bool first = !csv_.committed();
     csv_.write(line);
     const std::vector<std::string> fields = split_csv(line);

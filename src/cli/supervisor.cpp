@@ -347,9 +347,11 @@ class Supervisor {
       w.state = State::leaving;
     } else if (word == "fatal") {
       const auto sp = rest.find(' ');
+      // A worker ends the run for bad input (3) or its device (4); any other code is a worker
+      // gone wrong, reported as a device failure rather than as a verdict (1, 2) or unknown.
       const int code = std::atoi(rest.substr(0, sp).c_str());
       kill_all();
-      throw WorkerFatal(code > 0 ? code : kFailed,
+      throw WorkerFatal(code == kBadInput ? kBadInput : kDevice,
                         sp == std::string::npos ? rest : rest.substr(sp + 1));
     } else {
       std::fprintf(stderr, "kvbench: worker: %s\n", line.c_str());

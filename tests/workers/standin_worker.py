@@ -9,7 +9,7 @@ columns and their order are the binary's; the stand-in fills them by name.
 STANDIN_PLAN: what to do at some case indices, e.g. "3=crash,5=hang,7=kill,9=fault,11=exit".
   crash: SIGSEGV; kill: SIGKILL (as the OOM killer does); hang: sleep forever;
   fault: a `failed` row with "device fault: ..." then `bye device fault` and exit 4;
-  exit: exit 3 without a row.
+  exit: exit 3 without a row; badrow: a row of three fields.
 STANDIN_DELAY: seconds to spend on each case (for signal tests).
 STANDIN_FATAL: report `fatal 4 <text>` instead of `ready`.
 STANDIN_START_DELAY: seconds to wait before `ready` (a slow launch floor or calibration).
@@ -74,6 +74,9 @@ def main():
             time.sleep(3600)
         if action == "exit":
             return 3
+        if action == "badrow":  # a row cut short: three fields
+            print("row %d 2,a,b" % n, flush=True)
+            continue
         start = time.time()
         time.sleep(delay)
         if os.environ.get("STANDIN_LOG"):
