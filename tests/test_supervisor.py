@@ -363,6 +363,18 @@ def merge_checks():
               "%s is '%s' (rows of another run are not merged under this sidecar)"
               % (column, value, key, was), "row %s: %d %r" % (column, code, err))
         check(not os.path.exists("mc.csv"), "a refused merge wrote its output")
+    # Shards run with --variants: numbered as the run numbered them, so none is missing; shards
+    # of other --variants are refused naming both lists.
+    for i, variants in ((0, "optimized"), (1, "optimized"), (2, "seed_port")):
+        code, _, err = run(["run", SMOKE, "--variants", variants, "--shard", "%d/2" % (i % 2), "-o",
+                            "v%d.csv" % i])
+        check(code == 0, "--variants shard %d: exit %d: %s" % (i, code, err))
+    code, out, err = run(["merge", "mv.csv", "v0.csv", "v1.csv"])
+    check(code == 0 and "0 of 32 cases missing" in out, "--variants merge: %d %r %r" % (code, out, err))
+    code, _, err = run(["merge", "mv2.csv", "v0.csv", "v2.csv"])
+    check(code == 3 and err.strip() == "kvbench: v2.csv.json: --variants (variants) is seed_port, "
+          "v0.csv.json's is optimized (shards of other variants run other cases)",
+          "--variants differ: %d %r" % (code, err))
     # --shard 5/999999999 is refused; a sidecar saying it is refused by merge, at once.
     code, _, err = run(["run", SMOKE, "-o", "big.csv", "--shard", "5/999999999"])
     check(code == 3 and "--shard 5/999999999: 999999999 shards, more than 1000000" in err, "big: %d %r" % (code, err))

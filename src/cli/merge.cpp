@@ -15,6 +15,7 @@
 #include "core/csv.hpp"
 #include "core/file_io.hpp"
 #include "core/metadata.hpp"
+#include "core/operation.hpp"
 #include "core/outputs.hpp"
 #include "core/result_csv.hpp"
 #include "core/shard.hpp"
@@ -91,7 +92,19 @@ Config read_config(const std::string& config_path, const Shards& s) {
         config_path + ": fnv1a64 " + fnv1a64_hex(config_text) + " is not the shards' " +
         first.config_hash +
         " (the config changed since the run; pass the one it used with --config)");
-  return parse_config(config_text, config_path);
+  Config config = parse_config(config_text, config_path);
+  // The shards ran these variants in place of the config's: their cases, numbered so.
+  if (!first.variants.empty()) {
+    try {
+      config.cases = with_variants(config.cases, first.variants);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(
+          "the shards ran " + std::string(e.what()) +
+          " (merge numbers cases by kvbench's own variants; shards of a plugin's or Python "
+          "variant are not merged)");
+    }
+  }
+  return config;
 }
 
 // The shards' --case: every index below the config's case count.

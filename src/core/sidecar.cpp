@@ -242,6 +242,17 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
   if (const J* d = member(j, "device"); d && d->is_object())
     if (const J* name = member(*d, "name"); name && name->is_string())
       r.device_name = name->get<std::string>();
+  if (const J* v = member(j, "variants")) {
+    if (!v->is_array())
+      throw SidecarError(path + ": key 'variants': expected a list of variant names, got " +
+                         shown(*v));
+    for (const J& name : *v) {
+      if (!name.is_string())
+        throw SidecarError(path + ": key 'variants': expected a list of variant names, got " +
+                           shown(*v));
+      r.variants.push_back(name.get<std::string>());
+    }
+  }
   return r;
 }
 
@@ -276,6 +287,15 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
     return differ("the GPU model (device.name)", "'" + a.device_name + "'",
                   "'" + b.device_name + "'",
                   "shards of two GPU models are not merged into one CSV");
+  if (a.variants != b.variants) {
+    const auto names = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& n : v) s += (s.empty() ? "" : ",") + n;
+      return s.empty() ? std::string("the config's") : s;
+    };
+    return differ("--variants (variants)", names(a.variants), names(b.variants),
+                  "shards of other variants run other cases");
+  }
   const std::string why = "shards run with other settings measure other things";
   const std::string absent = "unset";
   for (const auto& [key, value] : b.settings) {

@@ -54,6 +54,7 @@ struct ShardRecord {
   std::string git_sha;  // the build
   bool git_dirty = false;
   std::string device_name;  // device.name, the GPU model; empty when no device was recorded
+  std::vector<std::string> variants;  // --variants; empty: the config's
 };
 ShardRecord read_shard_record(const std::string& sidecar_text, const std::string& path);
 
