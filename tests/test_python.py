@@ -526,7 +526,9 @@ class Run(unittest.TestCase):
                 os.remove(p)
         stand_in = {"KVBENCH_WORKER": sys.executable + " " +
                     os.path.join(ROOT, "tests", "workers", "standin_worker.py"),
-                    "STANDIN_KVBENCH": KVBENCH}
+                    "STANDIN_KVBENCH": KVBENCH,
+                    "STANDIN_VARIANT_OPS": "pyvar=reshape_and_cache_flash,"
+                                           "pyconcat=concat_and_cast_mha_k"}
         done = run_program(path, "run", SMOKE, "--variants", "pyvar,pyconcat", "--case", "0",
                            "-o", out, **stand_in)
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -554,7 +556,7 @@ class Run(unittest.TestCase):
         done = run_program(path, "run", SMOKE, "--variants", "pyvar", "--case", "0", "-o", out,
                            KVBENCH_WORKER=sys.executable + " " +
                            os.path.join(ROOT, "tests", "workers", "standin_worker.py"),
-                           STANDIN_KVBENCH=KVBENCH)
+                           STANDIN_KVBENCH=KVBENCH, STANDIN_VARIANT_OPS="pyvar=reshape_and_cache_flash")
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(out + ".json") as f:
             self.assertEqual(json.load(f)["plugins"][0]["path"], path)

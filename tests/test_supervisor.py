@@ -145,10 +145,24 @@ def resume_mismatch():
     check(code == 3 and err.strip() == "kvbench: --resume: settings.seed is 1 in mm.csv.json, 7 now",
           "exit %d: %r" % (code, err))
     code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "--resume"])
-    check(code == 3 and "--case (selected_cases) is [0,1] in mm.csv.json, [0] now" in err,
+    check(code == 3 and "--case or --max-tokens (selected_cases) is [0,1] in mm.csv.json, [0] now" in err,
           "exit %d: %r" % (code, err))
     code, _, err = run(["run", VALIDATION, "-o", "mm.csv", "--case", "0", "1", "--resume"])
     check(code == 3 and "the config differs" in err, "exit %d: %r" % (code, err))
+    # The same cases in another order are the same selection.
+    code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "1", "0", "--resume"])
+    check(code == 0, "--case in another order: exit %d: %r" % (code, err))
+    # A CSV converted to CRLF, or emptied, beside its sidecar: named for what it is.
+    before = open("mm.csv", "rb").read()
+    for name, data, message in (
+            ("crlf", before.replace(b"\n", b"\r\n"), "mm.csv:1: CRLF line endings (the file was converted)"),
+            ("empty", b"", "mm.csv: empty (no header line), but its sidecar is there")):
+        with open("mm.csv", "wb") as f:
+            f.write(data)
+        code, _, err = run(["run", SMOKE, "-o", "mm.csv", "--case", "0", "1", "--resume"])
+        check(code == 3 and err.startswith("kvbench: --resume: " + message), "%s: exit %d: %r" % (name, code, err))
+    with open("mm.csv", "wb") as f:
+        f.write(before)
     # Rows of another config appended to the CSV, or a case twice: refused, the file unchanged.
     run(["run", VALIDATION, "-o", "other.csv", "--case", "0"])
     with open("mm.csv", "a") as f, open("other.csv") as g:

@@ -521,6 +521,12 @@ ResumeRows parse_resume_rows(std::string_view text, const std::string& path) {
   refuse_nul(path, text.data(), static_cast<long long>(text.size()), 0);
   ResumeRows out;
   const std::size_t first_nl = text.find('\n');
+  if (text.empty())
+    throw ResultCsvError(path + ": empty (no header line), but its sidecar is there");
+  if (first_nl != std::string_view::npos && first_nl > 0 && text[first_nl - 1] == '\r')
+    throw ResultCsvError(path +
+                         ":1: CRLF line endings (the file was converted); --resume appends "
+                         "to the file kvbench wrote, with its LF endings");
   if (first_nl == std::string_view::npos || text.substr(0, first_nl) != csv_header())
     throw ResultCsvError(path + ":1: header differs from this build's (`kvbench schema`)");
   out.keep_bytes = text.rfind('\n') + 1;

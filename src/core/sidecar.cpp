@@ -1,5 +1,6 @@
 #include "core/sidecar.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/shard.hpp"
@@ -209,17 +210,23 @@ std::string resume_mismatch(const std::string& before, const std::string& now,
     const J* old = member(bs, key.c_str());
     if (!old || *old != value) return differ("settings." + key, old ? *old : nul, value);
   }
+  // The cases as a set: --case 3 --case 2 selects what --case 2 --case 3 does.
+  const auto sorted = [](J v) {
+    if (v.is_array()) std::sort(v.begin(), v.end());
+    return v;
+  };
   for (const char* key : {"selected_cases", "shard", "plugins", "variants"}) {
     const J* old_p = member(b, key);
     const J* cur_p = member(n, key);
-    const J& old = old_p ? *old_p : nul;
-    const J& cur = cur_p ? *cur_p : nul;
+    const bool cases = key == std::string("selected_cases");
+    const J old = old_p ? (cases ? sorted(*old_p) : *old_p) : nul;
+    const J cur = cur_p ? (cases ? sorted(*cur_p) : *cur_p) : nul;
     const bool both_empty = (old.is_null() || old.empty()) && (cur.is_null() || cur.empty());
     if (!both_empty && old != cur)
       return differ(std::string(key == std::string("shard")      ? "--shard"
                                 : key == std::string("plugins")  ? "--plugin"
                                 : key == std::string("variants") ? "--variants"
-                                                                 : "--case") +
+                                                                 : "--case or --max-tokens") +
                         " (" + key + ")",
                     old, cur);
   }
@@ -270,8 +277,8 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
     return s + (v.size() > 10 ? ",...]" : "]");
   };
   if (a.selected_cases != b.selected_cases)
-    return differ("--case (selected_cases)", cases(a.selected_cases), cases(b.selected_cases),
-                  "shards of different case selections");
+    return differ("--case or --max-tokens (selected_cases)", cases(a.selected_cases),
+                  cases(b.selected_cases), "shards of different case selections");
   if (a.shard_count != b.shard_count)
     return differ("the shard count", std::to_string(a.shard_count), std::to_string(b.shard_count),
                   "shards of different splits");

@@ -15,6 +15,8 @@ STANDIN_FATAL: report `fatal 4 <text>` instead of `ready`.
 STANDIN_START_DELAY: seconds to wait before `ready` (a slow launch floor or calibration).
 STANDIN_ARGS: a file to write the worker's arguments to, one per line.
 STANDIN_NAME: the device name it reports (default "Stand-in GPU").
+STANDIN_VARIANT_OPS: the operation of each --variants name the binary does not know, e.g.
+  "pyvar=reshape_and_cache_flash" (unnamed ones: every operation), so cases number as the run's.
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
 import csv
@@ -25,6 +27,31 @@ import signal
 import subprocess
 import sys
 import time
+
+
+def run_cases(kvbench, config, variants):
+    """The run's cases as `kvbench list --format csv` rows: with --variants, each case once per
+    listed variant of its operation, as the run numbers them. A plugin's or Python variant this
+    binary does not know is of the operation STANDIN_VARIANT_OPS names ("pyvar=
+    reshape_and_cache_flash,..."), else of every operation."""
+    listed = [kvbench, "list", config, "--format", "csv"]
+    try:
+        extra = ["--variants", ",".join(variants)] if variants else []
+        return list(csv.DictReader(io.StringIO(subprocess.check_output(
+            listed + extra, text=True, stderr=subprocess.DEVNULL))))
+    except subprocess.CalledProcessError:
+        pass
+    op_of = dict(item.split("=") for item in
+                 filter(None, os.environ.get("STANDIN_VARIANT_OPS", "").split(",")))
+    cases, seen = [], set()
+    for c in csv.DictReader(io.StringIO(subprocess.check_output(listed, text=True))):
+        for v in variants:
+            row = dict(c, variant=v)
+            key = tuple(row[k] for k in row if k != "case")
+            if op_of.get(v, c["kernel"]) == c["kernel"] and key not in seen:
+                seen.add(key)
+                cases.append(row)
+    return cases
 
 
 def main():
@@ -49,19 +76,7 @@ def main():
     timed_as = dict(mode=settings.get("mode", "graph"),
                     context=settings.get("context", "back_to_back"),
                     timer=settings.get("timer", "events"))
-    # The run's --variants, where this binary knows them (a plugin's or Python variant it does
-    # not: the config's cases then, numbered the same way).
-    listing = None
-    if setup.get("variants"):
-        try:
-            listing = subprocess.check_output(
-                [kvbench, "list", config, "--format", "csv", "--variants",
-                 ",".join(setup["variants"])], text=True, stderr=subprocess.DEVNULL)
-        except subprocess.CalledProcessError:
-            pass
-    if listing is None:
-        listing = subprocess.check_output([kvbench, "list", config, "--format", "csv"], text=True)
-    cases = list(csv.DictReader(io.StringIO(listing)))
+    cases = run_cases(kvbench, config, setup.get("variants") or [])
     plan = {}
     for item in filter(None, os.environ.get("STANDIN_PLAN", "").split(",")):
         index, action = item.split("=")
