@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs on the GPU host: the supervisor's checks on rows real workers write (a row is read back
+# before it enters the CSV, --resume checks the rows it keeps, merge checks each shard's rows
+# against its sidecar). Binaries from $KVBENCH_BIN (default dist/bin, tools/remote/pack_gpu.sh);
+# files under $OUT_DIR (default /tmp/runner_checks). Prints one line per check, then exits 1 if
+# any failed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+BIN=${KVBENCH_BIN:-dist/bin}
+K=$BIN/kvbench
+W=${OUT_DIR:-/tmp/runner_checks}
+rm -rf "$W" && mkdir -p "$W"
+CFG=configs/smoke.yaml
+ARGS=(--max-tokens 128)
+fail=0
+say() { printf '%-6s %s\n' "$1" "$2"; [ "$1" = ok ] || fail=1; }
+
+"$K" run "$CFG" "${ARGS[@]}" -o "$W/all.csv" >"$W/all.log" 2>&1
+rc=$?
+rows=$(($(wc -l <"$W/all.csv") - 1))
+bad=$(grep -c "the worker sent" "$W/all.csv")
+[ $rc -eq 0 ] && [ "$bad" -eq 0 ] && say ok "run: exit 0, $rows rows, none refused as malformed" ||
+  say FAIL "run: exit $rc, $rows rows, $bad refused as malformed: $(tail -2 "$W/all.log")"
+
+for i in 0 1; do "$K" run "$CFG" "${ARGS[@]}" --shard $i/2 -o "$W/s$i.csv" >/dev/null 2>&1; done
+"$K" merge "$W/merged.csv" "$W/s0.csv" "$W/s1.csv" >"$W/merge.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && say ok "merge of two shards: $(head -1 "$W/merge.log")" ||
+  say FAIL "merge of two shards: exit $rc: $(head -2 "$W/merge.log")"
+
+cp "$W/all.csv.json" "$W/r.csv.json"
+head -n $((rows / 2 + 1)) "$W/all.csv" >"$W/r.csv"
+"$K" run "$CFG" "${ARGS[@]}" -o "$W/r.csv" --resume >"$W/resume.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$W/r.csv")" -eq $((rows + 1)) ] && say ok "--resume of half the rows: $(tail -1 "$W/resume.log")" ||
+  say FAIL "--resume: exit $rc: $(tail -2 "$W/resume.log")"
+
+"$K" compare "$W/all.csv" "$W/merged.csv" >"$W/compare.log" 2>&1
+rc=$?
+[ $rc -le 1 ] && say ok "compare all vs merged: exit $rc, $(tail -1 "$W/compare.log" | cut -c1-120)" ||
+  say FAIL "compare all vs merged: exit $rc: $(tail -2 "$W/compare.log")"
+exit $fail
