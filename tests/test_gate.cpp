@@ -336,6 +336,22 @@ TEST(Gate, ReportsNameEveryCase) {
   EXPECT_NE(xml.find("<failure type=\"missing\""), std::string::npos) << xml;
 }
 
+// A reason from the CSV reaches the reports as printable, well-formed text: a byte that is not
+// UTF-8 is '?', an escape sequence's control characters spaces, and U+FFFE (not XML) '?'.
+TEST(Gate, ReportsPrintOnlyWellFormedText) {
+  ResultRow bad = timed_row("1", 10, 9.9, 10.1);
+  bad.status = Status::incorrect;
+  bad.reason = std::string("caf\xe9 \x1b]0;title\x07 x\xef\xbf\xbey");
+  const GateReport r = run_gate(table({timed_row("1", 10, 9.9, 10.1)}), table({bad}), {});
+  const std::string md = markdown_report(r), xml = junit_report(r);
+  EXPECT_NE(md.find("caf?  ]0;title  x\xef\xbf\xbey"), std::string::npos) << md;
+  EXPECT_NE(xml.find("caf?  ]0;title  x?y"), std::string::npos) << xml;
+  for (const std::string* text : {&md, &xml}) {
+    EXPECT_EQ(text->find('\x1b'), std::string::npos);
+    EXPECT_EQ(text->find('\xe9'), std::string::npos);
+  }
+}
+
 // Each operation describes its own rows; a row of an operation this build does not know is
 // described by its key's columns, never as another operation's.
 TEST(Gate, EachOperationDescribesItsRows) {

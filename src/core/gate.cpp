@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/operation.hpp"
+#include "core/text.hpp"
 
 namespace kvbench {
 namespace {
@@ -129,15 +130,33 @@ std::string micros(const ResultRow* r) {
   return buf;
 }
 
-// Markdown table cells: no pipes or newlines, bounded length.
+// Text from a CSV as it may be printed: well-formed UTF-8 ('?' for any other byte), control
+// characters (escape sequences, newlines) a space.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_char(s, i);
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += n == 0 ? "?" : n == 1 && (c < 0x20 || c == 0x7F) ? " " : s.substr(i, n);
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+// Markdown table cells: printable, no pipes, bounded length.
 std::string cell(std::string s, std::size_t max = 120) {
+  s = printable(s);
   for (char& ch : s)
-    if (ch == '|' || ch == '\n' || ch == '\r') ch = ch == '|' ? '/' : ' ';
+    if (ch == '|') ch = '/';
   if (s.size() > max) s = s.substr(0, max - 3) + "...";
   return s;
 }
 
-std::string xml(const std::string& s) {
+std::string xml(const std::string& text) {
+  // XML 1.0 holds neither U+FFFE nor U+FFFF.
+  std::string s = printable(text);
+  for (const char* bad : {"\xEF\xBF\xBE", "\xEF\xBF\xBF"})
+    for (std::size_t at; (at = s.find(bad)) != std::string::npos;) s.replace(at, 3, "?");
   std::string out;
   for (char ch : s) {
     switch (ch) {
