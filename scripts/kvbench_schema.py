@@ -133,13 +133,17 @@ INTEGER_KEY_COLUMNS = ("num_tokens", "num_heads", "head_dim", "rope_dim", "block
 
 def check_rows(path, fieldnames, rows, kvbench=None):
     """What kvbench's readers refuse across a CSV's (line, row) pairs beyond one value at a time:
-    an integer key column that is not digits, a timed row (median_us set) of 0 µs, two rows of
+    an integer key column that is not digits, a timed row (median_us set) of 0 µs or of a case
+    not supported or rejected, two rows of
     one case, and rows of two GPU models (the `device` column). InputError naming the lines."""
     for line, row in rows:
         for column in INTEGER_KEY_COLUMNS:
             if column in row and integer(row[column], path, line, column) is None:
                 raise InputError(f"{path}:{line}: column '{column}': empty")
         median = row.get("median_us") or ""
+        if median and row.get("status") in ("not_supported", "rejected"):
+            raise InputError(f"{path}:{line}: column 'median_us': set in a {row['status']} row "
+                             f"(nothing was launched)")
         if median and number(median, path, line, "median_us") == 0:
             raise InputError(f"{path}:{line}: column 'median_us': 0 in a timed row")
     # A key column an older schema lacks has kvbench's default in every row.

@@ -436,6 +436,9 @@ TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
   expect_error("context_empty.csv", "context_empty.csv:2: column 'context': empty in a timed row");
   expect_error("timer_empty.csv", "timer_empty.csv:2: column 'timer': empty in a timed row");
   expect_error("zero_median.csv", "zero_median.csv:2: column 'median_us': 0 in a timed row");
+  expect_error("timed_not_supported.csv",
+               "timed_not_supported.csv:4: column 'median_us': set in a not_supported row "
+               "(nothing was launched)");
   expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
 }
 

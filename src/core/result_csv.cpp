@@ -375,6 +375,10 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
         throw ResultCsvError(at + "column '" + median_us + "': " + format_us(*median) +
                              " is outside " + p10_us + ".." + p90_us + " [" + format_us(*p10) +
                              ", " + format_us(*p90) + "]");
+      // Nothing is launched for a case not supported or rejected: times there were edited in.
+      if (row.status == Status::not_supported || row.status == Status::rejected)
+        throw ResultCsvError(at + "column '" + median_us + "': set in a " +
+                             std::string(to_string(row.status)) + " row (nothing was launched)");
       if (*median <= 0)  // a launch takes time: 0 is a lost or edited number
         throw ResultCsvError(at + "column '" + median_us + "': 0 in a timed row");
       row.timing = Timing{*median, *p10, *p90};
