@@ -17,7 +17,8 @@
 #              and those arguments as the plugin ABI's (include/kvbench/)
 #   runtime    src/runtime/: the CUDA host harness (timing, buffers, the case runner)
 #   stages     src/ops/stages.*, src/ops/<op>/stages*: each operation's run stages
-#   plugin     src/plugin/: the plugin loader over include/kvbench/
+#   plugin     src/plugin/: the plugin loader over include/kvbench/ (and core/text.hpp, the
+#              header-only UTF-8 check it shares with the gate's reports; it links no core)
 #   cli        src/cli/, src/main.cpp: the command line, may include any floor
 cmake_minimum_required(VERSION 3.24)
 if(NOT ROOT)
@@ -101,7 +102,7 @@ function(allowed f inc out)
       set(ok TRUE)
     endif()
   elseif(f STREQUAL "plugin")
-    if(inc MATCHES "^(plugin|kvbench)/")
+    if(inc MATCHES "^(plugin|kvbench)/" OR inc STREQUAL "core/text.hpp")
       set(ok TRUE)
     endif()
   elseif(f STREQUAL "cli")
