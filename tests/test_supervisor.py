@@ -317,6 +317,16 @@ def shards():
     check(code == 0, "--allow-missing: exit %d" % code)
     code, _, err = run(["merge", "dup.csv", "shard0.csv", "shard0.csv"])
     check(code == 3 and "duplicate case keys: case 0 (" in err, "duplicate: exit %d: %r" % (code, err))
+    # configs/bad_input.yaml gives each injection a sweep of its own, so each row a key of its
+    # own: its shards merge and the gate reads the result.
+    bad = os.path.join(ROOT, "configs", "bad_input.yaml")
+    for i in (0, 1):
+        code, _, err = run(["run", bad, "-o", "bad%d.csv" % i, "--shard", "%d/2" % i])
+        check(code == 0, "bad_input shard %d: exit %d: %s" % (i, code, err))
+    code, _, err = run(["merge", "bad.csv", "bad0.csv", "bad1.csv"])
+    check(code == 0 and len(rows("bad.csv")) == 41, "bad_input merge: exit %d: %s" % (code, err))
+    code, out, err = run(["compare", "bad.csv", "bad.csv"])
+    check(code == 0, "bad_input compare: exit %d: %s" % (code, err))
     code, _, err = run(["run", SMOKE, "-o", "x.csv", "--shard", "slurm"])
     check(code == 3 and "SLURM_ARRAY_TASK_ID is not set" in err, "slurm unset: %d %r" % (code, err))
     code, out, _ = run(["list", SMOKE, "--shard", "slurm"], SLURM_ARRAY_TASK_ID=1, SLURM_ARRAY_TASK_COUNT=4)

@@ -154,12 +154,20 @@ TEST(Sweep, EachCaseOnce) {
       "  - name: s\n    kernel: reshape_and_cache_flash\n    axes: {variant: seed_port}\n";
   EXPECT_NE(error_of(one_name_twice).find("t.yaml:4:5: sweeps[1]: case 1 is case 0 again"),
             std::string::npos);
-  // Two names, or two injected inputs (no column of their own), are two cases.
+  // Two names are two cases; two injected inputs (no column of their own) are one key.
   EXPECT_EQ(error_of("sweeps:\n  - name: a\n    kernel: reshape_and_cache_flash\n"
                      "  - name: b\n    kernel: reshape_and_cache_flash\n"),
             "<no error>");
-  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n"
-                     "    axes: {inject: [duplicate_slot, slot_out_of_range]}\n"),
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n"
+                     "    axes: {num_tokens: 1, inject: [none, short_stride]}\n"),
+            "t.yaml:2:5: sweeps[0]: case 1 is case 0 again (sweep0: concat_and_cast_mha_k "
+            "seed_port T=1 H=128 NOPE=128 ROPE=64 bf16->bf16 strides=contiguous "
+            "inject=short_stride): cases that differ only in `inject` (which has no CSV column) "
+            "need a sweep each");
+  EXPECT_EQ(error_of("sweeps:\n  - {name: a, kernel: reshape_and_cache_flash, "
+                     "axes: {inject: duplicate_slot}}\n"
+                     "  - {name: b, kernel: reshape_and_cache_flash, "
+                     "axes: {inject: slot_out_of_range}}\n"),
             "<no error>");
 }
 

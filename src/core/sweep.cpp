@@ -580,15 +580,20 @@ Config parse_config(const std::string& text, const std::string& source, std::uin
   std::size_t sweep = 0;
   for (std::size_t i = 0; i < config.cases.size(); ++i) {
     while (i >= sweep_end[sweep]) ++sweep;
-    // The CSV's case key and the injected input, which no column holds: bad_input.yaml's cases
-    // differ only in it (their rows, told apart by `reason`, are not gated).
-    std::string key(to_string(config.cases[i].inject));
+    std::string key;
     for (const std::string& f : case_key(config.cases[i])) key += '\x1f' + f;
-    if (const auto [at, fresh] = first.emplace(std::move(key), i); !fresh)
-      fail(source, sweeps[sweep], "sweeps[" + std::to_string(sweep) + "]",
-           "case " + std::to_string(i) + " is case " + std::to_string(at->second) + " again (" +
-               config.cases[i].sweep + ": " + describe(config.cases[i]) +
-               "): a value listed twice, or a sweep name used twice");
+    const auto [at, fresh] = first.emplace(std::move(key), i);
+    if (fresh) continue;
+    const Case& earlier = config.cases[at->second];
+    // The injected input has no column (docs/validation.md): two injections in one sweep would
+    // be two rows of one key.
+    const std::string why = earlier.inject != config.cases[i].inject
+                                ? "cases that differ only in `inject` (which has no CSV column) "
+                                  "need a sweep each"
+                                : "a value listed twice, or a sweep name used twice";
+    fail(source, sweeps[sweep], "sweeps[" + std::to_string(sweep) + "]",
+         "case " + std::to_string(i) + " is case " + std::to_string(at->second) + " again (" +
+             config.cases[i].sweep + ": " + describe(config.cases[i]) + "): " + why);
   }
   return config;
 }
