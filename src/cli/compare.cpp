@@ -1,4 +1,6 @@
 // `kvbench compare`: the regression gate between two result CSVs; no GPU involved.
+#include <sys/stat.h>
+
 #include <memory>
 #include <string>
 
@@ -36,6 +38,14 @@ Command add_compare(CLI::App& app) {
       });
   return {compare, [a] {
             parse_threshold(a->gate.threshold);  // before reading anything
+            // One pipe named twice (/dev/stdin for both, as --variants invites) reads once: the
+            // current side would be empty and the gate would fail for want of rows.
+            struct stat b {
+            }, c{};
+            if (::stat(a->gate.baseline.c_str(), &b) == 0 && ::stat(a->current.c_str(), &c) == 0 &&
+                S_ISFIFO(b.st_mode) && b.st_dev == c.st_dev && b.st_ino == c.st_ino)
+              throw ResultCsvError(a->gate.baseline + " and " + a->current +
+                                   " are one pipe, which can be read once: name a file");
             return gate(read_results(a->gate.baseline), a->current, a->gate);
           }};
 }

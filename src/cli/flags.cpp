@@ -188,7 +188,8 @@ std::uint64_t parse_seed_flag(const std::string& text) {
   return v;
 }
 
-double parse_threshold(std::string text) {
+double parse_threshold(const std::string& given) {
+  std::string text = given;
   if (!text.empty() && text.back() == '%') text.pop_back();
   char* end = nullptr;
   const double pct = std::strtod(text.c_str(), &end);
@@ -196,7 +197,7 @@ double parse_threshold(std::string text) {
   const bool decimal = text.find_first_not_of("0123456789.") == std::string::npos &&
                        std::count(text.begin(), text.end(), '.') <= 1;
   if (text.empty() || !decimal || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
-    throw std::invalid_argument("--threshold: '" + text + "' is not a percentage in [0, 1000)");
+    throw std::invalid_argument("--threshold: '" + given + "' is not a percentage in [0, 1000)");
   return pct / 100.0;
 }
 

@@ -67,7 +67,7 @@ struct GateFlags {
 void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs);
 
 // "5" and "5%" both mean 5 percent. Throws std::invalid_argument naming the flag.
-double parse_threshold(std::string text);
+double parse_threshold(const std::string& given);
 
 // Gates the CSV at `current_path` against `baseline` (already read): markdown on stdout, JUnit
 // if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.

@@ -56,7 +56,9 @@ void write_file_atomic(const std::string& path_in, const std::string& text) {
   // concurrent writers never share it, and it is removed on every failure.
   std::string tmp = path + ".XXXXXX";
   const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw std::runtime_error(path_in + ": cannot write (" + std::strerror(errno) + ")");
+  if (fd < 0)
+    throw std::runtime_error(
+        path_in + ": cannot write (a temporary file beside it: " + std::strerror(errno) + ")");
   const auto fail = [&](const char* what, int err) {
     ::close(fd);
     std::remove(tmp.c_str());
