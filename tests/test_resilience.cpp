@@ -106,6 +106,16 @@ TEST(Shard, Slurm) {
   env["SLURM_ARRAY_TASK_ID"] = "4";
   env["SLURM_ARRAY_TASK_MIN"] = "1";  // --array=1-4
   EXPECT_EQ(parse_shard("slurm", get).text(), "3/4");
+  env["SLURM_ARRAY_TASK_ID"] =
+      "99999999999999999999999";  // past 64 bits: too large, not "no integer"
+  try {
+    parse_shard("slurm", get);
+    ADD_FAILURE() << "a 23-digit task id accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "--shard slurm: SLURM_ARRAY_TASK_ID: '99999999999999999999999' is more than 999999999");
+  }
   env.erase("SLURM_ARRAY_TASK_ID");
   EXPECT_THROW(
       try { parse_shard("slurm", get); } catch (const std::invalid_argument& e) {

@@ -8,8 +8,10 @@ namespace {
 
 // A non-negative decimal integer that fills `text`, or throws naming `what`.
 std::size_t whole_number(const std::string& text, const std::string& what) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9)
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
     throw std::invalid_argument(what + ": expected a non-negative integer, got '" + text + "'");
+  if (text.size() > 9)
+    throw std::invalid_argument(what + ": '" + text + "' is more than 999999999");
   return std::stoul(text);
 }
 
