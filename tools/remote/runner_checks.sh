@@ -3,7 +3,8 @@
 # before it enters the CSV, --resume checks the rows it keeps, merge checks each shard's rows
 # against its sidecar). Binaries from $KVBENCH_BIN (default dist/bin, tools/remote/pack_gpu.sh);
 # files under $OUT_DIR (default /tmp/runner_checks). Prints one line per check, then exits 1 if
-# any failed.
+# any failed. With the stand-in worker (KVBENCH_WORKER, tests/workers/standin_worker.py) it runs
+# anywhere; its rows pass, so there the bad_input.yaml check fails as it should.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BIN=${KVBENCH_BIN:-dist/bin}
@@ -39,4 +40,19 @@ rc=$?
 rc=$?
 [ $rc -le 1 ] && say ok "compare all vs merged: exit $rc, $(tail -1 "$W/compare.log" | cut -c1-120)" ||
   say FAIL "compare all vs merged: exit $rc: $(tail -2 "$W/compare.log")"
+# configs/bad_input.yaml: every row rejected or not_supported (exit 2), one key per row, so its
+# shards merge.
+for i in 0 1; do
+  "$K" run configs/bad_input.yaml --check-bounds --shard $i/2 -o "$W/bad$i.csv" >"$W/bad$i.log" 2>&1
+  echo "bad_input shard $i: exit $?" >>"$W/bad.log"
+done
+"$K" merge "$W/bad.csv" "$W/bad0.csv" "$W/bad1.csv" >>"$W/bad.log" 2>&1
+rc=$?
+rows=$(($(wc -l <"$W/bad.csv") - 1))
+col=$("$K" schema --columns | tail -n +2 | cut -d, -f1 | grep -nx status | cut -d: -f1)
+others=$(tail -n +2 "$W/bad.csv" | cut -d, -f"$col" | grep -cvE '^(rejected|not_supported)$')
+[ $rc -eq 0 ] && [ "$rows" -eq 41 ] && [ "$others" -eq 0 ] &&
+  [ "$(grep -c 'exit 2$' "$W/bad.log")" -eq 2 ] &&
+  say ok "bad_input.yaml in two shards (exit 2 each), merged: $rows rows, all rejected or not_supported" ||
+  say FAIL "bad_input.yaml: merge exit $rc, $rows rows, $others neither rejected nor not_supported: $(tail -3 "$W/bad.log" | tr "\n" ";")"
 exit $fail
