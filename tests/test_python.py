@@ -538,13 +538,52 @@ class Run(unittest.TestCase):
             data = f.read()
         self.assertEqual(plugins, [{"path": "recorded.py", "size": len(data),
                                     "sha256": hashlib.sha256(data).hexdigest(),
-                                    "variants": ["pyvar", "pyconcat"], "in_process": True}])
+                                    "variants": ["pyvar", "pyconcat"],
+                                    "kernels": ["reshape_and_cache_flash",
+                                                "concat_and_cast_mha_k"],
+                                    "in_process": True}])
         with open(path, "a") as f:
             f.write("# changed\n")
         done = run_program(path, "run", SMOKE, "--variants", "pyvar,pyconcat", "--case", "0",
                            "-o", out, "--resume", **stand_in)
         one_line(self, done, 3, r"^kvbench: --resume: .*--plugin \(plugins\)")
 
+
+    def test_shards_of_python_variants_merge(self):
+        """Shards of a run of Python variants (stand-in worker) merge, by the plain binary and
+        without the program, into what the unsharded run wrote."""
+        path = program("sharded", VARIANT)
+        stand_in = {"KVBENCH_WORKER": sys.executable + " " +
+                    os.path.join(ROOT, "tests", "workers", "standin_worker.py"),
+                    "STANDIN_KVBENCH": KVBENCH,
+                    "STANDIN_VARIANT_OPS": "pyvar=reshape_and_cache_flash,"
+                                           "pyconcat=concat_and_cast_mha_k"}
+        outs = []
+        for shard in ("", "0/2", "1/2"):
+            out = os.path.join(OUT, "sharded%s.csv" % shard.replace("/", "_"))
+            for p in (out, out + ".json"):
+                if os.path.exists(p):
+                    os.remove(p)
+            done = run_program(path, "run", SMOKE, "--variants", "pyconcat,optimized,pyvar",
+                               "-o", out, *(["--shard", shard] if shard else []), **stand_in)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            outs.append(out)
+        merged = os.path.join(OUT, "sharded_merged.csv")
+        done = subprocess.run([KVBENCH, "merge", merged, outs[2], outs[1]], capture_output=True,
+                              text=True, cwd=OUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        with open(merged) as f, open(outs[0]) as g:
+            self.assertEqual(f.read(), g.read())
+        # A shard whose program changed since is another plugin file: refused, naming both.
+        with open(outs[2] + ".json") as f:
+            side = json.load(f)
+        side["plugins"][0]["sha256"] = "0" * 64
+        with open(outs[2] + ".json", "w") as f:
+            json.dump(side, f)
+        done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
+                              text=True, cwd=OUT)
+        one_line(self, done, 3, r"--plugin \(plugins\) is sharded.py \(sha256 000000000000\), "
+                                r".*shards of other plugin files ran other kernels")
 
     def test_a_program_that_changes_directory_names_its_file(self):
         """Variants defined, then os.chdir before kvbench.main: the sidecar records the file that

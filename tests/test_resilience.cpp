@@ -291,6 +291,37 @@ TEST(Sidecar, EveryKeyReadIsChecked) {
   EXPECT_THROW(device_identity("{\"device\": {\"uuid\": 7}}"), SidecarError);
 }
 
+// plugins[].kernels names each variant's operation, for merge; one per variant.
+TEST(Sidecar, PluginVariantsAndTheirKernels) {
+  using J = nlohmann::json;
+  const std::string s = edited(sidecar(1, "0/2", "GPU-1"), [](J& j) {
+    j["plugins"] = J::parse(
+        R"([{"path": "p.so", "size": 1, "sha256": "ab", "variants": ["mine", "mine"],
+             "kernels": ["concat_and_cast_mha_k", "reshape_and_cache_flash"]}])");
+  });
+  const ShardRecord r = read_shard_record(s, "s.json");
+  ASSERT_EQ(r.plugin_variants.size(), 2u);
+  EXPECT_EQ(r.plugin_variants[1],
+            std::make_pair(std::string("mine"), std::string("reshape_and_cache_flash")));
+  const auto refused = [](const std::string& text) -> std::string {
+    try {
+      read_shard_record(text, "s.json");
+    } catch (const SidecarError& e) {
+      return std::string(e.what()).substr(0, std::string(e.what()).find(", got"));
+    }
+    return "";
+  };
+  EXPECT_EQ(refused(edited(s, [](J& j) { j["plugins"][0]["kernels"].erase(1); })),
+            "s.json: key 'plugins': expected a kernel for each variant");
+  EXPECT_EQ(refused(edited(s, [](J& j) { j["plugins"] = 1; })),
+            "s.json: key 'plugins': expected a list of plugins");
+  // Other plugin files: named by path and hash.
+  const std::string other = edited(s, [](J& j) { j["plugins"][0]["sha256"] = "cd"; });
+  EXPECT_EQ(shard_mismatch(r, "a.json", read_shard_record(other, "b.json"), "b.json"),
+            "b.json: --plugin (plugins) is p.so (sha256 cd), a.json's is p.so (sha256 ab) (shards "
+            "of other plugin files ran other kernels)");
+}
+
 // Hot inputs (and the L2 flush of two cold runs) shape a timing but are not in the rows.
 TEST(Sidecar, TimingContextFromBothSidecars) {
   using J = nlohmann::json;

@@ -603,7 +603,8 @@ class TritonAdapter(unittest.TestCase):
         self.assertEqual(sidecar["plugins"], [{
             "path": "scripts/triton_baseline.py", "size": len(data),
             "sha256": hashlib.sha256(data).hexdigest(),
-            "variants": ["triton", "triton"], "in_process": True}])
+            "variants": ["triton", "triton"],
+            "kernels": ["concat_and_cast_mha_k", "reshape_and_cache_flash"], "in_process": True}])
 
     def test_help_and_bad_flags(self):
         done = self.adapter("--help")

@@ -62,6 +62,7 @@ struct MergeArgs {
 // Each shard's sidecar (config hash, shard, --case), all of one run.
 struct Shards {
   std::vector<std::string> sidecars;
+  std::vector<std::string> sidecar_paths;
   std::vector<ShardRecord> records;
 };
 
@@ -70,12 +71,41 @@ Shards read_sidecars(const std::vector<std::string>& shards) {
   for (const std::string& path : shards) {
     s.sidecars.push_back(
         slurp(sidecar_path(path), "sidecar (merge needs each shard's <csv>.json)"));
-    s.records.push_back(read_shard_record(s.sidecars.back(), sidecar_path(path)));
+    s.sidecar_paths.push_back(sidecar_path(path));
+    s.records.push_back(read_shard_record(s.sidecars.back(), s.sidecar_paths.back()));
     const std::string why = shard_mismatch(s.records.front(), sidecar_path(shards.front()),
                                            s.records.back(), sidecar_path(path));
     if (!why.empty()) throw std::invalid_argument(why);
   }
   return s;
+}
+
+// The plugins' and Python variants the shards ran, named and added to the operations their
+// sidecar records, so that --variants numbers their cases as the run did. Nothing is loaded:
+// merge launches nothing.
+void add_recorded_variants(const ShardRecord& record, const std::string& sidecar) {
+  for (const auto& [name, kernel] : record.plugin_variants) {
+    Kernel k{};
+    try {
+      k = from_string<Kernel>(kernel);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(sidecar + ": key 'plugins': variant '" + name + "': " + e.what());
+    }
+    bool named = true;  // a variant of several operations is named once
+    try {
+      from_string<Variant>(name);
+    } catch (const std::invalid_argument&) {
+      named = false;
+    }
+    try {
+      const Variant v = named ? from_string<Variant>(name) : name_external_variant(name);
+      if (!is_external(v))
+        throw std::invalid_argument("variant name '" + name + "' is taken (by kvbench)");
+      add_external_variant(k, {v, "", nullptr}, "recorded in " + sidecar);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(sidecar + ": key 'plugins': " + e.what());
+    }
+  }
 }
 
 // The config the shards ran, checked against their hash.
@@ -95,13 +125,14 @@ Config read_config(const std::string& config_path, const Shards& s) {
   Config config = parse_config(config_text, config_path);
   // The shards ran these variants in place of the config's: their cases, numbered so.
   if (!first.variants.empty()) {
+    add_recorded_variants(first, s.sidecar_paths.front());
     try {
       config.cases = with_variants(config.cases, first.variants);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(
           "the shards ran " + std::string(e.what()) +
-          " (merge numbers cases by kvbench's own variants; shards of a plugin's or Python "
-          "variant are not merged)");
+          " (a plugin's or Python variant is numbered by the operation its shards' sidecars "
+          "record under plugins[].kernels)");
     }
   }
   return config;

@@ -154,8 +154,16 @@ LaunchOverride with_plugin_launches(LaunchOverride base, const plugin::Plugins& 
 std::string plugins_json(const plugin::Plugins& plugins) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const plugin::PluginInfo& i : plugins.info()) {
-    nlohmann::ordered_json entry = {
-        {"path", i.path}, {"size", i.size}, {"sha256", i.sha256}, {"variants", i.variants}};
+    // Each variant's operation, in the order of `variants`: merge numbers the cases of shards
+    // run with them without loading the plugin.
+    nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+    for (const plugin::PluginVariant& pv : plugins.variants())
+      if (pv.plugin == i.path) kernels.push_back(std::string(to_string(kernel_of(pv.op))));
+    nlohmann::ordered_json entry = {{"path", i.path},
+                                    {"size", i.size},
+                                    {"sha256", i.sha256},
+                                    {"variants", i.variants},
+                                    {"kernels", kernels}};
     if (i.in_process) entry["in_process"] = true;
     list.push_back(entry);
   }

@@ -33,7 +33,8 @@ void add_in_process_variant(const kvb_variant& variant, const std::string& sourc
 // launch on the case's stream; a non-zero return throws LaunchError with the plugin's message.
 LaunchOverride with_plugin_launches(LaunchOverride base, const plugin::Plugins& plugins);
 
-// The sidecar's and the worker setup's record of the plugins: [{path, size, sha256, variants}].
+// The sidecar's and the worker setup's record of the plugins: [{path, size, sha256, variants,
+// kernels}], kernels[k] the operation of variants[k] (as the CSV's `kernel` column names it).
 std::string plugins_json(const plugin::Plugins& plugins);
 // Throws plugin::PluginError when a plugin's file is not the one the run recorded (`expected`,
 // plugins_json's text): a worker runs exactly the bytes the sidecar names. In-process variants'

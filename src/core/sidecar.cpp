@@ -260,6 +260,27 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
       r.variants.push_back(name.get<std::string>());
     }
   }
+  if (const J* p = member(j, "plugins"); p && !p->empty()) {
+    const auto bad = [&](const std::string& why) {
+      return SidecarError(path + ": key 'plugins': " + why + ", got " + shown(*p));
+    };
+    if (!p->is_array()) throw bad("expected a list of plugins");
+    r.plugins = p->dump();
+    for (const J& entry : *p) {
+      const J* names = entry.is_object() ? member(entry, "variants") : nullptr;
+      const J* kernels = entry.is_object() ? member(entry, "kernels") : nullptr;
+      if (!names || !names->is_array()) throw bad("expected each plugin's variants");
+      if (!kernels) continue;  // recorded by a kvbench that did not name them
+      if (!kernels->is_array() || kernels->size() != names->size())
+        throw bad("expected a kernel for each variant");
+      for (std::size_t k = 0; k < names->size(); ++k) {
+        if (!(*names)[k].is_string() || !(*kernels)[k].is_string())
+          throw bad("expected variant and kernel names");
+        r.plugin_variants.emplace_back((*names)[k].get<std::string>(),
+                                       (*kernels)[k].get<std::string>());
+      }
+    }
+  }
   return r;
 }
 
@@ -302,6 +323,22 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
     };
     return differ("--variants (variants)", names(a.variants), names(b.variants),
                   "shards of other variants run other cases");
+  }
+  if (a.plugins != b.plugins) {
+    const auto files = [](const std::string& plugins) {
+      if (plugins.empty()) return std::string("none");
+      std::string s;
+      for (const J& p : J::parse(plugins)) {
+        const J* path = member(p, "path");
+        const J* sha = member(p, "sha256");
+        s += (s.empty() ? "" : ", ") +
+             (path && path->is_string() ? path->get<std::string>() : "?") + " (sha256 " +
+             (sha && sha->is_string() ? sha->get<std::string>().substr(0, 12) : "?") + ")";
+      }
+      return s;
+    };
+    return differ("--plugin (plugins)", files(a.plugins), files(b.plugins),
+                  "shards of other plugin files ran other kernels");
   }
   const std::string why = "shards run with other settings measure other things";
   const std::string absent = "unset";

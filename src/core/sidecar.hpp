@@ -55,11 +55,16 @@ struct ShardRecord {
   bool git_dirty = false;
   std::string device_name;  // device.name, the GPU model; empty when no device was recorded
   std::vector<std::string> variants;  // --variants; empty: the config's
+  // The plugins' and Python variants and their operations (plugins[].variants and .kernels), in
+  // order; a name of several operations once per operation.
+  std::vector<std::pair<std::string, std::string>> plugin_variants;  // (variant, kernel)
+  std::string plugins;  // the plugins key as JSON text; "" when absent or empty
 };
 ShardRecord read_shard_record(const std::string& sidecar_text, const std::string& path);
 
 // "" when shard `b` (sidecar at `b_path`) may be merged with shard `a`: the same config, --case,
-// shard count, settings, build (git_sha, git_dirty) and GPU model (where both recorded one). Else
+// shard count, settings, build (git_sha, git_dirty), GPU model (where both recorded one),
+// --variants and plugin files. Else
 // one line naming the first difference and both values, e.g. "s1.csv.json: settings.mode is
 // \"cold\", s0.csv.json's is \"graph\"".
 std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, const ShardRecord& b,
