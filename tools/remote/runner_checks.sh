@@ -55,4 +55,18 @@ others=$(tail -n +2 "$W/bad.csv" | cut -d, -f"$col" | grep -cvE '^(rejected|not_
   [ "$(grep -c 'exit 2$' "$W/bad.log")" -eq 2 ] &&
   say ok "bad_input.yaml in two shards (exit 2 each), merged: $rows rows, all rejected or not_supported" ||
   say FAIL "bad_input.yaml: merge exit $rc, $rows rows, $others neither rejected nor not_supported: $(tail -3 "$W/bad.log" | tr "\n" ";")"
+# A plugin's variant (examples/plugin, `plain`) beside kvbench's own, in two shards: merged
+# without the plugin, as the unsharded run.
+P=$BIN/kvbench_example_plugin.so
+PARGS=(--plugin "$P" --variants plain,optimized --max-tokens 128)
+"$K" run "$CFG" "${PARGS[@]}" -o "$W/p.csv" >"$W/p.log" 2>&1
+rc=$?
+for i in 0 1; do "$K" run "$CFG" "${PARGS[@]}" --shard $i/2 -o "$W/p$i.csv" >>"$W/p.log" 2>&1; done
+"$K" merge "$W/pm.csv" "$W/p0.csv" "$W/p1.csv" >"$W/pm.log" 2>&1
+mrc=$?
+"$K" compare "$W/p.csv" "$W/pm.csv" >"$W/pc.log" 2>&1
+crc=$?
+[ $rc -eq 0 ] && [ $mrc -eq 0 ] && [ $crc -le 1 ] &&
+  say ok "plugin variant in two shards, merged: $(head -1 "$W/pm.log"); compare: $(tail -1 "$W/pc.log" | cut -c1-100)" ||
+  say FAIL "plugin variant: run exit $rc, merge exit $mrc, compare exit $crc: $(tail -1 "$W/pm.log") $(tail -1 "$W/p.log")"
 exit $fail
