@@ -584,6 +584,19 @@ class Run(unittest.TestCase):
                               text=True, cwd=OUT)
         one_line(self, done, 3, r"--plugin \(plugins\) is sharded.py \(sha256 000000000000\), "
                                 r".*shards of other plugin files ran other kernels")
+        # A recorded name that no variant may have: refused, not matched against the rows.
+        with open(outs[1] + ".json") as f:
+            plugins = json.load(f)["plugins"]
+        plugins[0]["variants"][0] = "no way"
+        for out in outs[1:]:
+            with open(out + ".json") as f:
+                side = json.load(f)
+            side["plugins"] = plugins
+            with open(out + ".json", "w") as f:
+                json.dump(side, f)
+        done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
+                              text=True, cwd=OUT)
+        one_line(self, done, 3, r"sharded0_2.csv.json: key 'plugins': 'no way' is not a variant name")
 
     def test_a_program_that_changes_directory_names_its_file(self):
         """Variants defined, then os.chdir before kvbench.main: the sidecar records the file that

@@ -21,6 +21,7 @@
 #include "core/shard.hpp"
 #include "core/sidecar.hpp"
 #include "core/sweep.hpp"
+#include "plugin/loader.hpp"
 
 namespace kvbench::cli {
 namespace {
@@ -85,6 +86,10 @@ Shards read_sidecars(const std::vector<std::string>& shards) {
 // merge launches nothing.
 void add_recorded_variants(const ShardRecord& record, const std::string& sidecar) {
   for (const auto& [name, kernel] : record.plugin_variants) {
+    if (!plugin::valid_variant_name(name))
+      throw std::invalid_argument(sidecar + ": key 'plugins': '" +
+                                  plugin::plugin_text(name.c_str()) +
+                                  "' is not a variant name ([a-z0-9_], 1 to 32 characters)");
     Kernel k{};
     try {
       k = from_string<Kernel>(kernel);
