@@ -574,6 +574,15 @@ class Run(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(merged) as f, open(outs[0]) as g:
             self.assertEqual(f.read(), g.read())
+        # The same program recorded under another path (run from another directory): merged.
+        with open(outs[2] + ".json") as f:
+            side = json.load(f)
+        side["plugins"][0]["path"] = path
+        with open(outs[2] + ".json", "w") as f:
+            json.dump(side, f)
+        done = subprocess.run([KVBENCH, "merge", merged, outs[2], outs[1]], capture_output=True,
+                              text=True, cwd=OUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
         # A shard whose program changed since is another plugin file: refused, naming both.
         with open(outs[2] + ".json") as f:
             side = json.load(f)
@@ -582,7 +591,7 @@ class Run(unittest.TestCase):
             json.dump(side, f)
         done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
                               text=True, cwd=OUT)
-        one_line(self, done, 3, r"--plugin \(plugins\) is sharded.py \(sha256 000000000000\), "
+        one_line(self, done, 3, r"--plugin \(plugins\) is \S*sharded.py \(sha256 000000000000\), "
                                 r".*shards of other plugin files ran other kernels")
         # A recorded name that no variant may have: refused, not matched against the rows.
         with open(outs[1] + ".json") as f:
@@ -597,6 +606,43 @@ class Run(unittest.TestCase):
         done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
                               text=True, cwd=OUT)
         one_line(self, done, 3, r"sharded0_2.csv.json: key 'plugins': 'no way' is not a variant name")
+        # A sidecar of a build that recorded no operations: said so (merge has no --plugin).
+        plugins[0]["variants"][0] = "pyvar"
+        del plugins[0]["kernels"]
+        for out in outs[1:]:
+            with open(out + ".json") as f:
+                side = json.load(f)
+            side["plugins"] = plugins
+            with open(out + ".json", "w") as f:
+                json.dump(side, f)
+        done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
+                              text=True, cwd=OUT)
+        one_line(self, done, 3, r"sharded0_2.csv.json: key 'variants': 'pyconcat' is neither "
+                                r"kvbench's variant nor one its plugins record with an operation")
+
+    def test_shards_of_a_config_naming_a_python_variant_merge(self):
+        """A config that names the variant itself (no --variants): its shards merge too."""
+        path = program("named", VARIANT)
+        config = os.path.join(OUT, "named.yaml")
+        with open(config, "w") as f:
+            f.write("sweeps:\n  - kernel: reshape_and_cache_flash\n"
+                    "    axes: {variant: [pyvar, optimized], num_tokens: [1, 16, 128]}\n")
+        stand_in = {"KVBENCH_WORKER": sys.executable + " " +
+                    os.path.join(ROOT, "tests", "workers", "standin_worker.py"),
+                    "STANDIN_KVBENCH": KVBENCH}
+        outs = []
+        for shard in ("0/2", "1/2"):
+            out = os.path.join(OUT, "named%s.csv" % shard.replace("/", "_"))
+            for p in (out, out + ".json"):
+                if os.path.exists(p):
+                    os.remove(p)
+            done = run_program(path, "run", config, "-o", out, "--shard", shard, **stand_in)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            outs.append(out)
+        done = subprocess.run([KVBENCH, "merge", os.path.join(OUT, "named_merged.csv"), *outs],
+                              capture_output=True, text=True, cwd=OUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("6 rows from 2 shards; 0 of 6 cases missing", done.stdout)
 
     def test_a_program_that_changes_directory_names_its_file(self):
         """Variants defined, then os.chdir before kvbench.main: the sidecar records the file that

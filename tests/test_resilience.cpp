@@ -106,6 +106,8 @@ TEST(Shard, Slurm) {
   env["SLURM_ARRAY_TASK_ID"] = "4";
   env["SLURM_ARRAY_TASK_MIN"] = "1";  // --array=1-4
   EXPECT_EQ(parse_shard("slurm", get).text(), "3/4");
+  env["SLURM_ARRAY_TASK_ID"] = "0000000003";  // leading zeros are no size
+  EXPECT_EQ(parse_shard("slurm", get).text(), "2/4");
   env["SLURM_ARRAY_TASK_ID"] =
       "99999999999999999999999";  // past 64 bits: too large, not "no integer"
   try {
@@ -315,6 +317,9 @@ TEST(Sidecar, PluginVariantsAndTheirKernels) {
             "s.json: key 'plugins': expected a kernel for each variant");
   EXPECT_EQ(refused(edited(s, [](J& j) { j["plugins"] = 1; })),
             "s.json: key 'plugins': expected a list of plugins");
+  // The same files elsewhere (another host, another working directory) are the same plugins.
+  const std::string moved = edited(s, [](J& j) { j["plugins"][0]["path"] = "/opt/p.so"; });
+  EXPECT_EQ(shard_mismatch(r, "a.json", read_shard_record(moved, "b.json"), "b.json"), "");
   // Other plugin files: named by path and hash.
   const std::string other = edited(s, [](J& j) { j["plugins"][0]["sha256"] = "cd"; });
   EXPECT_EQ(shard_mismatch(r, "a.json", read_shard_record(other, "b.json"), "b.json"),

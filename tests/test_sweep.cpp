@@ -164,6 +164,13 @@ TEST(Sweep, EachCaseOnce) {
             "seed_port T=1 H=128 NOPE=128 ROPE=64 bf16->bf16 strides=contiguous "
             "inject=short_stride): cases that differ only in `inject` (which has no CSV column) "
             "need a sweep each");
+  // Two sweeps of one name: the name twice, whatever they inject.
+  EXPECT_NE(error_of("sweeps:\n  - {name: a, kernel: reshape_and_cache_flash, "
+                     "axes: {inject: duplicate_slot}}\n"
+                     "  - {name: a, kernel: reshape_and_cache_flash, "
+                     "axes: {inject: slot_out_of_range}}\n")
+                .find("): a value listed twice, or a sweep name used twice"),
+            std::string::npos);
   EXPECT_EQ(error_of("sweeps:\n  - {name: a, kernel: reshape_and_cache_flash, "
                      "axes: {inject: duplicate_slot}}\n"
                      "  - {name: b, kernel: reshape_and_cache_flash, "

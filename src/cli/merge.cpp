@@ -93,8 +93,10 @@ void add_recorded_variants(const ShardRecord& record, const std::string& sidecar
     Kernel k{};
     try {
       k = from_string<Kernel>(kernel);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(sidecar + ": key 'plugins': variant '" + name + "': " + e.what());
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument(sidecar + ": key 'plugins': variant '" + name +
+                                  "': no operation is called '" +
+                                  plugin::plugin_text(kernel.c_str()) + "'");
     }
     bool named = true;  // a variant of several operations is named once
     try {
@@ -127,17 +129,24 @@ Config read_config(const std::string& config_path, const Shards& s) {
         config_path + ": fnv1a64 " + fnv1a64_hex(config_text) + " is not the shards' " +
         first.config_hash +
         " (the config changed since the run; pass the one it used with --config)");
+  // A plugin's or Python variant, named by the config or by --variants, is one the sidecars
+  // record; nothing else names it here.
+  add_recorded_variants(first, s.sidecar_paths.front());
   Config config = parse_config(config_text, config_path);
   // The shards ran these variants in place of the config's: their cases, numbered so.
   if (!first.variants.empty()) {
-    add_recorded_variants(first, s.sidecar_paths.front());
+    for (const std::string& name : first.variants) try {
+        from_string<Variant>(name);
+      } catch (const std::invalid_argument&) {
+        throw std::invalid_argument(
+            s.sidecar_paths.front() + ": key 'variants': '" + name +
+            "' is neither kvbench's variant nor one its plugins record with an operation "
+            "(plugins[].kernels, which sidecars of older kvbench builds lack)");
+      }
     try {
       config.cases = with_variants(config.cases, first.variants);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(
-          "the shards ran " + std::string(e.what()) +
-          " (a plugin's or Python variant is numbered by the operation its shards' sidecars "
-          "record under plugins[].kernels)");
+      throw std::invalid_argument("the shards ran " + std::string(e.what()));
     }
   }
   return config;

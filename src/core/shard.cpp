@@ -10,7 +10,8 @@ namespace {
 std::size_t whole_number(const std::string& text, const std::string& what) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
     throw std::invalid_argument(what + ": expected a non-negative integer, got '" + text + "'");
-  if (text.size() > 9)
+  // Leading zeros are no size: "0000000001" is 1.
+  if (text.size() - std::min(text.find_first_not_of('0'), text.size()) > 9)
     throw std::invalid_argument(what + ": '" + text + "' is more than 999999999");
   return std::stoul(text);
 }

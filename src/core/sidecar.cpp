@@ -270,6 +270,11 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
       const J* names = entry.is_object() ? member(entry, "variants") : nullptr;
       const J* kernels = entry.is_object() ? member(entry, "kernels") : nullptr;
       if (!names || !names->is_array()) throw bad("expected each plugin's variants");
+      for (const char* key : {"sha256", "size", "variants", "kernels", "in_process"}) {
+        const J* v = member(entry, key);
+        r.plugin_identity += (v ? v->dump() : "null") + '\x1f';
+      }
+      r.plugin_identity += '\x1e';
       if (!kernels) continue;  // recorded by a kvbench that did not name them
       if (!kernels->is_array() || kernels->size() != names->size())
         throw bad("expected a kernel for each variant");
@@ -324,7 +329,7 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
     return differ("--variants (variants)", names(a.variants), names(b.variants),
                   "shards of other variants run other cases");
   }
-  if (a.plugins != b.plugins) {
+  if (a.plugin_identity != b.plugin_identity) {
     const auto files = [](const std::string& plugins) {
       if (plugins.empty()) return std::string("none");
       std::string s;

@@ -59,6 +59,9 @@ struct ShardRecord {
   // order; a name of several operations once per operation.
   std::vector<std::pair<std::string, std::string>> plugin_variants;  // (variant, kernel)
   std::string plugins;  // the plugins key as JSON text; "" when absent or empty
+  // What the plugins are, not where they were: each one's SHA-256, size, variants, kernels and
+  // whether in-process, in order (a path differs between hosts and working directories).
+  std::string plugin_identity;
 };
 ShardRecord read_shard_record(const std::string& sidecar_text, const std::string& path);
 

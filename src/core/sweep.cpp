@@ -4,6 +4,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -586,8 +587,11 @@ Config parse_config(const std::string& text, const std::string& source, std::uin
     if (fresh) continue;
     const Case& earlier = config.cases[at->second];
     // The injected input has no column (docs/validation.md): two injections in one sweep would
-    // be two rows of one key.
-    const std::string why = earlier.inject != config.cases[i].inject
+    // be two rows of one key. Two sweeps of one name are that name twice, injections or not.
+    const bool one_sweep =
+        static_cast<std::size_t>(std::upper_bound(sweep_end.begin(), sweep_end.end(), at->second) -
+                                 sweep_end.begin()) == sweep;
+    const std::string why = one_sweep && earlier.inject != config.cases[i].inject
                                 ? "cases that differ only in `inject` (which has no CSV column) "
                                   "need a sweep each"
                                 : "a value listed twice, or a sweep name used twice";

@@ -29,12 +29,19 @@ import sys
 import time
 
 
-def run_cases(kvbench, config, variants):
+def run_cases(kvbench, config, variants, plugins):
     """The run's cases as `kvbench list --format csv` rows: with --variants, each case once per
-    listed variant of its operation, as the run numbers them. A plugin's or Python variant this
-    binary does not know is of the operation STANDIN_VARIANT_OPS names ("pyvar=
+    listed variant of its operation, as the run numbers them. Listed with the run's plugins (a
+    Python program's variants through the program), so a config may name their variants. A
+    variant that listing does not know is of the operation STANDIN_VARIANT_OPS names ("pyvar=
     reshape_and_cache_flash,..."), else of every operation."""
-    listed = [kvbench, "list", config, "--format", "csv"]
+    programs = [p["path"] for p in plugins if p.get("in_process")]
+    if programs:
+        listed = [sys.executable, programs[0], "list", config, "--format", "csv"]
+    else:
+        listed = [kvbench, "list", config, "--format", "csv"]
+        for p in plugins:
+            listed += ["--plugin", p["path"]]
     try:
         extra = ["--variants", ",".join(variants)] if variants else []
         return list(csv.DictReader(io.StringIO(subprocess.check_output(
@@ -52,6 +59,12 @@ def run_cases(kvbench, config, variants):
                 seen.add(key)
                 cases.append(row)
     return cases
+
+
+def plugins_of(setup):
+    """The run's plugins from --setup (a JSON list, or its text)."""
+    plugins = setup.get("plugins") or []
+    return json.loads(plugins) if isinstance(plugins, str) else plugins
 
 
 def main():
@@ -76,7 +89,7 @@ def main():
     timed_as = dict(mode=settings.get("mode", "graph"),
                     context=settings.get("context", "back_to_back"),
                     timer=settings.get("timer", "events"))
-    cases = run_cases(kvbench, config, setup.get("variants") or [])
+    cases = run_cases(kvbench, config, setup.get("variants") or [], plugins_of(setup))
     plan = {}
     for item in filter(None, os.environ.get("STANDIN_PLAN", "").split(",")):
         index, action = item.split("=")
