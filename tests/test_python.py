@@ -569,56 +569,43 @@ class Run(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             outs.append(out)
         merged = os.path.join(OUT, "sharded_merged.csv")
-        done = subprocess.run([KVBENCH, "merge", merged, outs[2], outs[1]], capture_output=True,
-                              text=True, cwd=OUT)
+
+        def merge(*shards):
+            return subprocess.run([KVBENCH, "merge", merged, *shards], capture_output=True,
+                                  text=True, cwd=OUT)
+
+        def set_plugins(change, shards=outs[1:]):
+            """Each shard's sidecar with its plugins record passed through change."""
+            for out in shards:
+                with open(out + ".json") as f:
+                    side = json.load(f)
+                change(side["plugins"][0])
+                with open(out + ".json", "w") as f:
+                    json.dump(side, f)
+
+        done = merge(outs[2], outs[1])
         self.assertEqual(done.returncode, 0, done.stderr)
         with open(merged) as f, open(outs[0]) as g:
             self.assertEqual(f.read(), g.read())
         # The same program recorded under another path (run from another directory): merged.
-        with open(outs[2] + ".json") as f:
-            side = json.load(f)
-        side["plugins"][0]["path"] = path
-        with open(outs[2] + ".json", "w") as f:
-            json.dump(side, f)
-        done = subprocess.run([KVBENCH, "merge", merged, outs[2], outs[1]], capture_output=True,
-                              text=True, cwd=OUT)
+        set_plugins(lambda p: p.update(path=path), outs[2:])
+        done = merge(outs[2], outs[1])
         self.assertEqual(done.returncode, 0, done.stderr)
         # A shard whose program changed since is another plugin file: refused, naming both.
-        with open(outs[2] + ".json") as f:
-            side = json.load(f)
-        side["plugins"][0]["sha256"] = "0" * 64
-        with open(outs[2] + ".json", "w") as f:
-            json.dump(side, f)
-        done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
-                              text=True, cwd=OUT)
-        one_line(self, done, 3, r"--plugin \(plugins\) is \S*sharded.py \(sha256 000000000000\), "
-                                r".*shards of other plugin files ran other kernels")
+        set_plugins(lambda p: p.update(sha256="0" * 64), outs[2:])
+        one_line(self, merge(outs[1], outs[2]), 3,
+                 r"--plugin \(plugins\) is \S*sharded.py \(sha256 000000000000\), "
+                 r".*shards of other plugin files ran other kernels")
+        set_plugins(lambda p: p.update(sha256="1" * 64, path="sharded.py"))
         # A recorded name that no variant may have: refused, not matched against the rows.
-        with open(outs[1] + ".json") as f:
-            plugins = json.load(f)["plugins"]
-        plugins[0]["variants"][0] = "no way"
-        for out in outs[1:]:
-            with open(out + ".json") as f:
-                side = json.load(f)
-            side["plugins"] = plugins
-            with open(out + ".json", "w") as f:
-                json.dump(side, f)
-        done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
-                              text=True, cwd=OUT)
-        one_line(self, done, 3, r"sharded0_2.csv.json: key 'plugins': 'no way' is not a variant name")
+        set_plugins(lambda p: p["variants"].__setitem__(0, "no way"))
+        one_line(self, merge(outs[1], outs[2]), 3,
+                 r"sharded0_2.csv.json: key 'plugins': 'no way' is not a variant name")
         # A sidecar of a build that recorded no operations: said so (merge has no --plugin).
-        plugins[0]["variants"][0] = "pyvar"
-        del plugins[0]["kernels"]
-        for out in outs[1:]:
-            with open(out + ".json") as f:
-                side = json.load(f)
-            side["plugins"] = plugins
-            with open(out + ".json", "w") as f:
-                json.dump(side, f)
-        done = subprocess.run([KVBENCH, "merge", merged, outs[1], outs[2]], capture_output=True,
-                              text=True, cwd=OUT)
-        one_line(self, done, 3, r"sharded0_2.csv.json: key 'variants': 'pyconcat' is neither "
-                                r"kvbench's variant nor one its plugins record with an operation")
+        set_plugins(lambda p: (p["variants"].__setitem__(0, "pyvar"), p.pop("kernels")))
+        one_line(self, merge(outs[1], outs[2]), 3,
+                 r"sharded0_2.csv.json: key 'variants': 'pyconcat' is neither "
+                 r"kvbench's variant nor one its plugins record with an operation")
 
     def test_shards_of_a_config_naming_a_python_variant_merge(self):
         """A config that names the variant itself (no --variants): its shards merge too."""
