@@ -56,16 +56,18 @@ int rank(Verdict v) {
       return 1;
     case Verdict::slower:
       return 2;
-    case Verdict::faster:
+    case Verdict::ambiguous:
       return 3;
-    case Verdict::added:
+    case Verdict::faster:
       return 4;
-    case Verdict::unknown:
+    case Verdict::added:
       return 5;
-    case Verdict::same:
+    case Verdict::unknown:
       return 6;
+    case Verdict::same:
+      return 7;
   }
-  return 7;
+  return 8;
 }
 
 // Rows of one table by case key: (hash, row index) pairs sorted, 16 bytes a row. Refuses

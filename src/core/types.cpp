@@ -93,7 +93,7 @@ struct Names<Status> {
 template <>
 struct Names<Verdict> {
   static constexpr std::string_view kind = "verdict";
-  static constexpr std::array<std::pair<Verdict, std::string_view>, 7> table{{
+  static constexpr std::array<std::pair<Verdict, std::string_view>, 8> table{{
       {Verdict::same, "same"},
       {Verdict::faster, "faster"},
       {Verdict::slower, "slower"},
@@ -101,6 +101,7 @@ struct Names<Verdict> {
       {Verdict::missing, "missing"},
       {Verdict::added, "new"},  // `new` is a C++ keyword
       {Verdict::incorrect, "incorrect"},
+      {Verdict::ambiguous, "ambiguous"},  // the samples cannot tell at the threshold
   }};
 };
 template <>

@@ -53,7 +53,7 @@ enum class Inject {
 // The outcome of one case, as CUTLASS's profiler reports it.
 enum class Status { passed, incorrect, rejected, not_supported, failed };
 // The regression gate's judgement of one case, current run against baseline (core/gate.hpp).
-enum class Verdict { same, faster, slower, unknown, missing, added, incorrect };
+enum class Verdict { same, faster, slower, unknown, missing, added, incorrect, ambiguous };
 // How a case is timed (docs/measurement.md). cold: L2 flushed before each sample, one launch;
 // hot: back-to-back launches; graph: launches captured in a CUDA graph, timed per replay.
 enum class TimingMode { cold, hot, graph };
