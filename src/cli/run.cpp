@@ -33,6 +33,7 @@
 #include "core/outputs.hpp"
 #include "core/progress.hpp"
 #include "core/result_csv.hpp"
+#include "core/samples_file.hpp"
 #include "core/shard.hpp"
 #include "core/sidecar.hpp"
 #include "core/sweep.hpp"
@@ -59,6 +60,7 @@ struct RunArgs {
   std::string plugins_json;              // what was loaded (cli/plugins.hpp); empty: none
   std::vector<std::string> variants;     // --variants; empty: the config's
   std::int64_t max_tokens = kAllTokens;  // --max-tokens: only cases with num_tokens up to it
+  bool save_samples = false;  // --save-samples: OUT.csv.samples.jsonl (core/samples_file.hpp)
 };
 
 std::string default_output(const std::string& config) {
@@ -161,6 +163,7 @@ std::vector<std::string> worker_args(const std::string& config_path, const RunAr
   setup.check_bounds = a.validation.check_bounds;
   setup.plugins = a.plugins_json;
   setup.variants = a.variants;
+  setup.samples = a.save_samples;
   return {"worker", config_path, "--setup", worker_setup_to_json(setup)};
 }
 
@@ -324,6 +327,8 @@ class ActiveRun {
         failed_(meta_.cases_failed),
         to_run_(to_run),
         csv_(args.output, csv_header(), append ? RowFile::Mode::append : RowFile::Mode::replace),
+        samples_(args.output + kSamplesSuffix, samples_header(),
+                 append ? RowFile::Mode::append : RowFile::Mode::replace),
         worker_device_(workers),
         progress_(to_run) {
     if (resumed_)
@@ -356,6 +361,7 @@ class ActiveRun {
     meta_.finished_at = utc_now();
     meta_.interrupted = signal != 0;
     if (!signal) csv_.commit();  // a run of no cases (an empty shard) still writes its header
+    if (!signal && args_.save_samples) samples_.commit();
     write_sidecar();
     const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
     if (signal && !csv_.committed()) {
@@ -432,6 +438,8 @@ class ActiveRun {
     const bool first = !csv_.committed();
     csv_.write(line);
     const std::vector<std::string> fields = split_csv(line);
+    if (args_.save_samples && failure.empty() && !o.samples_us.empty())
+      samples_.write(samples_record(fields, o.samples_us));
     constexpr std::size_t status = index(Col::status);
     failed_ += status < fields.size() && is_failure(fields[status]);
     ++finished_;
@@ -456,6 +464,7 @@ class ActiveRun {
   std::size_t failed_;
   const std::size_t to_run_;
   RowFile csv_;
+  RowFile samples_;  // written only with --save-samples
   std::vector<DeviceIdentity> worker_device_;
   Progress progress_;
   std::size_t finished_ = 0;
@@ -561,6 +570,8 @@ Command add_run(CLI::App& app) {
   run->add_flag("--save-tensors-all", a->validation.save_all,
                 "With --save-tensors: of every validated case")
       ->needs(run->get_option("--save-tensors"));
+  run->add_flag("--save-samples", a->save_samples,
+                "Also write every timed sample of every row to OUT.csv.samples.jsonl");
   run->add_flag(
       "--check-bounds", a->validation.check_bounds,
       "Check slot ranges on the device before each cache write; report the first bad token");

@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cmath>
 #include <deque>
+#include <sstream>
 
 #include "cli/exit_codes.hpp"
 
@@ -38,6 +40,7 @@ struct Worker {
   pid_t pid = -1;
   int to = -1, from = -1;  // its stdin, its stdout
   std::size_t case_index = 0;
+  std::vector<double> samples_us;  // of the case in flight, from its `samples` line
   Clock::time_point since;   // when it started, took its case, or became idle
   std::string pending_text;  // bytes after the last complete line
   int restarts = 0;          // workers started in this slot
@@ -171,11 +174,12 @@ class Supervisor {
         events_(events),
         command_(worker_command(options.worker_args)),
         workers_(options.devices.size()),
-        pending_(cases.begin(), cases.end()),
         timeout_(options.case_timeout_s),
         start_s_(std::max(options.start_timeout_s, options.case_timeout_s)),
         start_timeout_(start_s_) {
     for (std::size_t i = 0; i < workers_.size(); ++i) workers_[i].device = options.devices[i];
+    for (std::size_t k = 0; k < cases.size(); ++k)
+      pending_.push_back({cases[k], options.worker_of.empty() ? kAnyWorker : options.worker_of[k]});
   }
 
   int run() {
@@ -186,7 +190,7 @@ class Supervisor {
           return g_signal;
         }
         for (Worker& w : workers_)
-          if (w.state == State::dead && !pending_.empty() && !gpu_taken(w)) spawn(w, command_);
+          if (w.state == State::dead && !pending_.empty() && !gpu_taken(w)) spawn(w, command(w));
         deal();
         if (finished()) return 0;
         wait_and_read();
@@ -219,14 +223,26 @@ class Supervisor {
     return false;
   }
 
-  // Each case to the worker idle the longest, on a GPU no other worker is using.
+  std::vector<std::string> command(const Worker& w) const {
+    if (options_.programs.empty()) return command_;
+    std::vector<std::string> argv = {options_.programs[static_cast<std::size_t>(&w - &workers_[0])]};
+    argv.insert(argv.end(), options_.worker_args.begin(), options_.worker_args.end());
+    return argv;
+  }
+
+  // Each case to the worker idle the longest, on a GPU no other worker is using; a case bound to
+  // a worker waits for that one, and the cases after it wait too (the order is the point).
   void deal() {
     while (!pending_.empty()) {
       Worker* next = nullptr;
+      const std::size_t bound = pending_.front().worker;
       for (Worker& w : workers_)
-        if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since)) next = &w;
+        if (w.state == State::idle && !gpu_taken(w) && (!next || w.since < next->since) &&
+            (bound == kAnyWorker || &w == &workers_[bound]))
+          next = &w;
       if (!next) break;
-      next->case_index = pending_.front();
+      next->case_index = pending_.front().case_index;
+      next->samples_us.clear();
       pending_.pop_front();
       const std::string request = "case " + std::to_string(next->case_index) + "\n";
       const ssize_t ignored = write(next->to, request.data(), request.size());  // EPIPE: dies below
@@ -337,13 +353,18 @@ class Supervisor {
       w.state = State::idle;
       w.since = Clock::now();
       events_.ready(i, rest);
+    } else if (word == "samples" && w.state == State::busy) {
+      on_samples(i, rest);
     } else if (word == "row" && w.state == State::busy) {
       on_row(i, line, rest);
     } else if (word == "note") {
       if (events_.note) events_.note(i, rest);
     } else if (word == "bye") {
       // The worker takes no more cases; one dealt to it after its last row goes back in line.
-      if (w.state == State::busy) pending_.push_front(w.case_index);
+      if (w.state == State::busy)
+        pending_.push_front({w.case_index, options_.worker_of.empty()
+                                               ? kAnyWorker
+                                               : static_cast<std::size_t>(&w - &workers_[0])});
       w.state = State::leaving;
     } else if (word == "fatal") {
       const auto sp = rest.find(' ');
@@ -367,14 +388,37 @@ class Supervisor {
                                      std::to_string(w.case_index) + ": '" + line + "'");
     w.state = State::idle;
     w.since = Clock::now();
-    events_.done({w.case_index, i, rest.substr(sp + 1), ""});
+    events_.done({w.case_index, i, rest.substr(sp + 1), "", std::move(w.samples_us)});
+  }
+
+  // `samples N <µs> ...` from a busy worker, before its row: non-negative finite numbers.
+  void on_samples(std::size_t i, const std::string& rest) {
+    Worker& w = workers_[i];
+    std::istringstream in(rest);
+    std::size_t index = 0;
+    if (!(in >> index) || index != w.case_index)
+      throw WorkerFatal(kFailed, "worker sent samples for another case than " +
+                                     std::to_string(w.case_index));
+    w.samples_us.clear();
+    for (std::string word; in >> word;) {
+      char* end = nullptr;
+      const double v = std::strtod(word.c_str(), &end);
+      if (*end != 0 || !std::isfinite(v) || v < 0)
+        throw WorkerFatal(kFailed, "worker sent a sample that is not a time in µs: '" + word +
+                                       "' (case " + std::to_string(index) + ")");
+      w.samples_us.push_back(v);
+    }
   }
 
   const SupervisorOptions& options_;
   const SupervisorEvents& events_;
   const std::vector<std::string> command_;
   std::vector<Worker> workers_;
-  std::deque<std::size_t> pending_;
+  struct Job {
+    std::size_t case_index, worker;
+  };
+  static constexpr std::size_t kAnyWorker = static_cast<std::size_t>(-1);
+  std::deque<Job> pending_;
   const std::chrono::duration<double> timeout_;
   // A starting worker (launch floor, calibration) has its own limit: the longer of the two.
   const double start_s_;

@@ -31,6 +31,12 @@ struct SupervisorOptions {
   // A starting worker (launch floor, calibration) has its own limit, not --case-timeout's: the
   // longer of this and case_timeout_s.
   double start_timeout_s = 900;
+  // Per worker, the program started in its place (`kvbench ab`: one build each), before
+  // worker_args; empty: kvbench's own worker command for every one.
+  std::vector<std::string> programs;
+  // Per entry of the cases given to supervise(), the worker that must run it, the list dealt in
+  // order (`kvbench ab`: each case to one build, then the other); empty: any free worker.
+  std::vector<std::size_t> worker_of;
 };
 
 // What became of one case.
@@ -39,6 +45,7 @@ struct CaseOutcome {
   std::size_t worker = 0;
   std::string csv_line;  // the worker's row; empty when `failure` says why there is none
   std::string failure;   // "worker killed by signal 9 (out of memory?)", ...
+  std::vector<double> samples_us;  // the row's timing samples, when the setup asked for them
 };
 
 struct SupervisorEvents {

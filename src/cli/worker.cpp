@@ -127,6 +127,17 @@ struct WorkerArgs {
   bool skip_floor = false;  // a worker replacing one that died: the parent has the launch floor
 };
 
+// `samples N <µs> <µs> ...`: a timed row's samples, in the order they were taken.
+std::string samples_line(std::size_t index, const std::vector<double>& samples_us) {
+  std::string line = "samples " + std::to_string(index);
+  char buf[32];
+  for (double v : samples_us) {
+    std::snprintf(buf, sizeof buf, " %.7g", v);
+    line += buf;
+  }
+  return line;
+}
+
 // A failed row whose device is left unusable (a sticky error): the reason names the fault.
 bool device_faulted(Row& row) {
   cudaGetLastError();
@@ -166,7 +177,7 @@ class CaseRunner {
  public:
   CaseRunner(const Config& config, const ValidationOptions& validation,
              const LaunchOverride& launches, const DeviceInfo& device, const DeviceDetails& details,
-             const Calibration& calibration)
+             const Calibration& calibration, bool send_samples)
       : config_(config),
         validation_(validation),
         launches_(launches),
@@ -174,6 +185,7 @@ class CaseRunner {
         details_(details),
         calibration_(calibration),
         plant_(std::getenv("KVBENCH_PLANT_FAULT")),
+        send_samples_(send_samples),
         probe_(memory_report_asked()) {}
 
   // Serves `case N` requests from stdin until it closes; a device fault ends the process.
@@ -186,6 +198,7 @@ class CaseRunner {
         throw std::invalid_argument(std::string("worker: bad request '") + line + "'");
       Row row = run(index);
       const bool fault = row.status == Status::failed && device_faulted(row);
+      if (send_samples_ && row.timed) channel.send(samples_line(index, row.samples_us));
       channel.send("row " + std::to_string(index) + " " + csv_line(row));
       if (!blocking_noted_ && blocking_kernel_timed_out()) {
         channel.send("note blocking_kernel_timed_out");
@@ -250,6 +263,7 @@ class CaseRunner {
   const DeviceDetails& details_;
   const Calibration& calibration_;
   const char* plant_;  // KVBENCH_PLANT_FAULT: the case whose launch faults
+  const bool send_samples_;  // a `samples` line before each timed row
   MemoryProbe probe_;
   bool blocking_noted_ = false;
 };
@@ -283,7 +297,8 @@ int cmd_worker(const WorkerArgs& args) {
     print_calibration(cal);
     std::fflush(stdout);
     channel.send("ready " + device_entry_json(details, cal.calibration, floor));
-    CaseRunner(config, validation, launches, device, details, cal.calibration).serve(channel);
+    CaseRunner(config, validation, launches, device, details, cal.calibration, setup.samples)
+        .serve(channel);
     return kOk;
   } catch (const std::exception&) {
     const Failure f = current_failure();

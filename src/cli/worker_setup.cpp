@@ -16,7 +16,8 @@ std::string worker_setup_to_json(const WorkerSetup& s) {
       {"check_bounds", s.check_bounds},
       {"plugins", s.plugins.empty() ? nlohmann::ordered_json::array()
                                     : nlohmann::ordered_json::parse(s.plugins)},
-      {"variants", s.variants}};
+      {"variants", s.variants},
+      {"samples", s.samples}};
   return j.dump();
 }
 
@@ -36,6 +37,7 @@ WorkerSetup worker_setup_from_json(const std::string& text) {
     if (!plugins.is_array()) throw std::invalid_argument("--setup: plugins: expected an array");
     if (!plugins.empty()) s.plugins = plugins.dump();
     s.variants = j.at("variants").get<std::vector<std::string>>();
+    s.samples = j.value("samples", false);  // absent from the setup of an older parent
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("--setup: ") + e.what());
   }

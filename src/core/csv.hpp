@@ -33,6 +33,7 @@ struct Row {
   std::optional<Timer> timer;      // what read the times (settings.timer, or its fallback)
   bool timed = false;
   Stats stats;
+  std::vector<double> samples_us;  // every timed sample, in order (not a column: --save-samples)
   int launches_per_sample = 0;  // launches per timed window
   bool converged = false;       // the noise target was met before the timeout
   // The cupti timer's figures beside the launch's own duration (unset with the event timer):

@@ -69,6 +69,7 @@ void time_sets(const stages::CaseSets& op, int sets, unsigned char* arena, int s
                  m.window_us, m.replays, m.replays_incomplete, m.records_dropped);
   }
   row.stats = m.stats;
+  row.samples_us = m.samples_us;
   row.launches_per_sample = m.launches_per_sample;
   row.converged = m.converged;
   row.sm_clock_mhz = m.sm_clock_mhz;

@@ -267,7 +267,8 @@ Measurement sample(const Workload& w, cudaStream_t stream, const RunSettings& s)
       cudaMemcpyAsync(host.data(), mhz, e.clock_mhz.bytes(), cudaMemcpyDeviceToHost, stream));
   KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
   m.sm_clock_mhz = median_mhz(std::move(host));
-  m.stats = summarize(std::move(samples_us));
+  m.stats = summarize(samples_us);
+  m.samples_us = std::move(samples_us);
   return m;
 }
 
@@ -292,6 +293,7 @@ Measurement measure(const Workload& w, cudaStream_t stream, const RunSettings& s
   const Measurement alone = sample(Workload{w.producer, w.sets, {}}, stream, s);
   m.producer_us = alone.stats.median_us;
   m.stats = shifted(m.stats, m.producer_us);
+  for (double& v : m.samples_us) v = std::max(0.0, v - m.producer_us);
   // A difference that vanishes says the producer's noise swamps the case: not converged.
   m.converged = m.converged && alone.converged && m.stats.median_us > 0;
   return m;

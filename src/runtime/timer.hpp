@@ -41,6 +41,7 @@ struct Workload {
 
 struct Measurement {
   Stats stats;                  // per launch, µs
+  std::vector<double> samples_us;  // what stats summarize, in the order they were taken
   int launches_per_sample = 1;  // launches in each timed window
   bool converged = false;       // false: the timeout ended sampling before the noise target
   double sm_clock_mhz = 0;      // SM clock probed right before and after the samples; 0: unknown

@@ -17,12 +17,16 @@ STANDIN_ARGS: a file to write the worker's arguments to, one per line.
 STANDIN_NAME: the device name it reports (default "Stand-in GPU").
 STANDIN_VARIANT_OPS: the operation of each --variants name the binary does not know, e.g.
   "pyvar=reshape_and_cache_flash" (unnamed ones: every operation), so cases number as the run's.
+STANDIN_SCALE: a factor on every time (a planted slowdown or speed-up for `kvbench ab`).
+With "samples": true in --setup (run --save-samples, ab), each timed row comes after a
+`samples N ...` line of 200 times: the row's median with 1% Gaussian noise.
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
 import csv
 import io
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -129,7 +133,12 @@ def main():
             values.update(status="failed",
                           reason="device fault: an illegal memory access was encountered")
         else:
-            us = "%.3f" % (10 + n % 7)
+            scale = float(os.environ.get("STANDIN_SCALE", "1"))
+            us = "%.3f" % ((10 + n % 7) * scale)
+            if setup.get("samples"):
+                draw = random.Random(os.getpid() * 1000003 + n * 7919 + int(time.time() * 1e6))
+                print("samples %d %s" % (n, " ".join(
+                    "%.4f" % (float(us) * draw.gauss(1, 0.01)) for _ in range(200))), flush=True)
             values.update(timed_as)
             values.update(status="passed", written_tokens="1", bytes="1000",
                           samples="10", launches_per_sample="10", converged="true",
