@@ -537,8 +537,93 @@ def settings():
               % (key, flag, got, recorded, value))
 
 
+def save_samples():
+    """run --save-samples: one record of samples per timed row, keyed by the row's case key."""
+    code, _, err = run(["run", SMOKE, "-o", "s.csv", "--save-samples", "--max-tokens", "16"])
+    check(code == 0, "exit %d: %s" % (code, err))
+    with open("s.csv.samples.jsonl") as f:
+        lines = f.read().splitlines()
+    check(json.loads(lines[0]) == {"kvbench_samples": 1}, "header %r" % lines[0])
+    records = [json.loads(line) for line in lines[1:]]
+    table = rows("s.csv")
+    check(len(records) == len(table), "%d records for %d rows" % (len(records), len(table)))
+    for rec, row in zip(records, table):
+        check(tuple(rec["key"][c] for c in kvbench_schema.case_key_columns(KVBENCH)) == key(row),
+              "record %r is not of row %r" % (rec["key"], key(row)))
+        check(len(rec["samples_us"]) == 200 and rec["timer"] == row["timer"],
+              "record of %r: %d samples, timer %r" % (key(row), len(rec["samples_us"]), rec["timer"]))
+    code, _, _ = run(["run", SMOKE, "-o", "plain.csv", "--max-tokens", "16"])
+    check(code == 0 and not os.path.exists("plain.csv.samples.jsonl"), "samples written unasked")
+
+
+def build(name, **env_vars):
+    """A stand-in `kvbench` build for `ab`: the stand-in worker under these variables."""
+    with open(name, "w") as f:
+        f.write("#!/bin/sh\n" + "".join("export %s=%s\n" % kv for kv in env_vars.items()) +
+                "exec %s %s \"$@\"\n" % (sys.executable, os.path.join(HERE, "workers", "standin_worker.py")))
+    os.chmod(name, 0o755)
+    return "./" + name
+
+
+def verdicts(path):
+    return {r["case"]: r for r in rows(path)}
+
+
+def ab_verdicts():
+    """kvbench ab: a planted 10% or 5% slowdown is slower in every case (exit 1), a speed-up
+    faster, unchanged code same (exit 0); builds interleaved case by case, A B then B A."""
+    base = build("base.sh", STANDIN_LOG=os.path.abspath("ab.log"))
+    for scale, want, want_code in (("1.10", "slower", 1), ("1.05", "slower", 1),
+                                   ("0.95", "faster", 0), ("1", "same", 0)):
+        cur = build("cur.sh", STANDIN_SCALE=scale, STANDIN_LOG=os.path.abspath("ab.log"))
+        if os.path.exists("ab.log"):
+            os.remove("ab.log")
+        code, out, err = run(["ab", base, cur, SMOKE, "--max-tokens", "16", "-o", "v.csv",
+                              "--junit", "v.xml"])
+        check(code == want_code, "scale %s: exit %d, expected %d: %s" % (scale, code, want_code, err))
+        v = verdicts("v.csv")
+        check(v and all(r["verdict"] == want and r["rounds"] == "4" for r in v.values()),
+              "scale %s: %s" % (scale, sorted({(r["verdict"], r["rounds"]) for r in v.values()})))
+        check(("-> PASS" if want_code == 0 else "-> FAIL (slower)") in out, out[-200:])
+    # The log: per case, 8 entries (4 rounds x 2 builds) whose workers alternate A B, B A, ...
+    by_case = {}
+    for line in open("ab.log"):
+        _, pid, case, start, _ = line.split()
+        by_case.setdefault(case, []).append((float(start), pid))
+    pids = {pid for entries in by_case.values() for _, pid in entries}
+    check(len(pids) == 2, "workers %s, expected one per build" % pids)
+    for case, entries in by_case.items():
+        order = [pid for _, pid in sorted(entries)]
+        pairs = [order[i:i + 2] for i in range(0, len(order), 2)]
+        check(len(pairs) == 4 and all(len(set(p)) == 2 for p in pairs) and
+              all(pairs[i][0] == pairs[i + 1][1] for i in range(3)),
+              "case %s: builds ran in the order %s" % (case, order))
+
+
+def ab_ambiguous():
+    """kvbench ab: samples too noisy to tell are measured again up to --max-rounds, then called
+    ambiguous (exit 0, skipped in the JUnit XML with the reason); a build without samples or a
+    missing executable is refused."""
+    base = build("noisy_base.sh", STANDIN_NOISE="0.6")
+    cur = build("noisy_cur.sh", STANDIN_NOISE="0.6", STANDIN_SCALE="1.02")
+    code, out, err = run(["ab", base, cur, SMOKE, "--case", "0", "--case", "32", "--max-rounds", "8",
+                          "-o", "v.csv", "--junit", "v.xml"])
+    check(code == 0, "exit %d: %s" % (code, err))
+    v = verdicts("v.csv")
+    check(all(r["verdict"] == "ambiguous" and r["rounds"] == "8" for r in v.values()),
+          "verdicts %s" % [(r["verdict"], r["rounds"]) for r in v.values()])
+    check("rounds 5-6" in err and "rounds 7-8" in err, "no re-measurement: %s" % err)
+    xml = open("v.xml").read()
+    check('skipped="2"' in xml and xml.count("<skipped message=\"ambiguous: ") == 2, xml)
+    code, _, err = run(["ab", "./nope", cur, SMOKE])
+    check(code == 3 and "BASE: not an executable file: ./nope" in err, "exit %d: %s" % (code, err))
+    code, _, err = run(["ab", base, cur, SMOKE, "--rounds", "6", "--max-rounds", "4"])
+    check(code == 3 and "--max-rounds 4 is below --rounds 6" in err, "exit %d: %s" % (code, err))
+
+
 SCENARIOS = {f.__name__: f for f in (faults, signals, background, resume_mismatch, one_writer, devices, shards,
-                                     fatal, overhead, settings, merge_checks, startup)}
+                                     fatal, overhead, settings, merge_checks, startup, save_samples,
+                                     ab_verdicts, ab_ambiguous)}
 
 
 def main():

@@ -24,6 +24,7 @@ Command add_flush_study(CLI::App& app);  // flush_study.cpp
 Command add_bounds(CLI::App& app);       // bounds.cpp
 Command add_list(CLI::App& app);         // list.cpp
 Command add_schema(CLI::App& app);       // schema.cpp
+Command add_ab(CLI::App& app);           // ab.cpp
 
 // Every subcommand, registered on `app` in the order `kvbench --help` lists them.
 std::vector<Command> add_commands(CLI::App& app);

@@ -433,6 +433,8 @@ std::string markdown_report(const GateReport& r) {
   return out.str();
 }
 
+std::string xml_escape(const std::string& text) { return xml(text); }
+
 std::string junit_report(const GateReport& r) {
   int failures = 0, skipped = 0;
   for (const auto& v : r.cases) {

@@ -95,6 +95,9 @@ GateReport run_gate(ResultTable&&, ResultTable&&, const GateOptions&) = delete;
 // "T=128 H=8 D=128 BS=16 bf16->bf16 ..." from a row's axes: the case without kernel/variant/sweep.
 std::string describe_axes(const ResultRow& row);
 
+// Text as XML attribute or element content: escaped, well-formed UTF-8, no control characters.
+std::string xml_escape(const std::string& text);
+
 std::string markdown_report(const GateReport& r);
 void markdown_report(const GateReport& r, std::ostream& out);  // streamed, for large reports
 std::string junit_report(const GateReport& r);

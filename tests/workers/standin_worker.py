@@ -19,7 +19,8 @@ STANDIN_VARIANT_OPS: the operation of each --variants name the binary does not k
   "pyvar=reshape_and_cache_flash" (unnamed ones: every operation), so cases number as the run's.
 STANDIN_SCALE: a factor on every time (a planted slowdown or speed-up for `kvbench ab`).
 With "samples": true in --setup (run --save-samples, ab), each timed row comes after a
-`samples N ...` line of 200 times: the row's median with 1% Gaussian noise.
+`samples N ...` line of 200 times: the row's median with Gaussian noise of STANDIN_NOISE
+(relative, default 0.01).
 STANDIN_LOG: a file to append "DEVICE PID CASE START END" to for every case (wall-clock seconds).
 """
 import csv
@@ -135,10 +136,11 @@ def main():
         else:
             scale = float(os.environ.get("STANDIN_SCALE", "1"))
             us = "%.3f" % ((10 + n % 7) * scale)
+            noise = float(os.environ.get("STANDIN_NOISE", "0.01"))
             if setup.get("samples"):
                 draw = random.Random(os.getpid() * 1000003 + n * 7919 + int(time.time() * 1e6))
                 print("samples %d %s" % (n, " ".join(
-                    "%.4f" % (float(us) * draw.gauss(1, 0.01)) for _ in range(200))), flush=True)
+                    "%.4f" % max(0.0, float(us) * draw.gauss(1, noise)) for _ in range(200))), flush=True)
             values.update(timed_as)
             values.update(status="passed", written_tokens="1", bytes="1000",
                           samples="10", launches_per_sample="10", converged="true",
