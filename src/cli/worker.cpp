@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +32,7 @@
 #include "runtime/calibrate.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_info.hpp"
+#include "runtime/planted_delay.hpp"
 #include "runtime/planted_fault.hpp"
 #include "runtime/runner.hpp"
 #include "runtime/timer.hpp"
@@ -186,6 +188,7 @@ class CaseRunner {
         calibration_(calibration),
         plant_(std::getenv("KVBENCH_PLANT_FAULT")),
         send_samples_(send_samples),
+        delays_(planted_delays()),
         probe_(memory_report_asked()) {}
 
   // Serves `case N` requests from stdin until it closes; a device fault ends the process.
@@ -213,6 +216,37 @@ class CaseRunner {
   }
 
  private:
+  // KVBENCH_PLANT_DELAY_NS: NS for every case, or CASE:NS,CASE:NS,... (other cases: 0).
+  static std::optional<std::map<std::size_t, long long>> planted_delays() {
+    const char* text = std::getenv("KVBENCH_PLANT_DELAY_NS");
+    if (!text || !*text) return std::nullopt;
+    std::map<std::size_t, long long> out;
+    std::istringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) {
+      const auto colon = item.find(':');
+      char* end = nullptr;
+      const std::string ns = colon == std::string::npos ? item : item.substr(colon + 1);
+      const long long v = std::strtoll(ns.c_str(), &end, 10);
+      const long long index =
+          colon == std::string::npos ? -1 : std::strtoll(item.substr(0, colon).c_str(), nullptr, 10);
+      if (ns.empty() || *end != 0 || v < 0 || v > 1'000'000'000 || (colon != std::string::npos && index < 0))
+        throw std::invalid_argument(std::string("KVBENCH_PLANT_DELAY_NS: not NS or CASE:NS,...: '") +
+                                    text + "'");
+      out[index < 0 ? kEveryCase : static_cast<std::size_t>(index)] = v;
+    }
+    std::fprintf(stderr, "kvbench: worker: every cache write by the planted kernel (delays %s ns)\n",
+                 text);
+    return out;
+  }
+  static constexpr std::size_t kEveryCase = static_cast<std::size_t>(-1);
+
+  // The planted kernel's launch for case `index`, with its delay.
+  LaunchOverride delayed(std::size_t index) const {
+    auto it = delays_->find(index);
+    if (it == delays_->end()) it = delays_->find(kEveryCase);
+    return planted_delay_launch(it == delays_->end() ? 0 : it->second);
+  }
+
   static bool memory_report_asked() {
     const char* report = std::getenv("KVBENCH_MEMORY_REPORT");
     return report && *report && std::string(report) != "0";
@@ -243,7 +277,8 @@ class CaseRunner {
       const bool planted = plant_ && std::strtoull(plant_, nullptr, 10) == index && *plant_;
       probe_.start();
       row =
-          run_case(c, settings, device_, validation_, planted ? planted_fault_launch() : launches_);
+          run_case(c, settings, device_, validation_,
+                   planted ? planted_fault_launch() : delays_ ? delayed(index) : launches_);
       probe_.report(index, need);
     }
     add_derived(row, calibration_.measured_peak_gbps, calibration_.theoretical_peak_gbps,
@@ -264,6 +299,8 @@ class CaseRunner {
   const Calibration& calibration_;
   const char* plant_;  // KVBENCH_PLANT_FAULT: the case whose launch faults
   const bool send_samples_;  // a `samples` line before each timed row
+  // KVBENCH_PLANT_DELAY_NS: every cache write by the test-only delayed kernel (gate proofs)
+  const std::optional<std::map<std::size_t, long long>> delays_;
   MemoryProbe probe_;
   bool blocking_noted_ = false;
 };
