@@ -38,6 +38,7 @@ Command add_compare(CLI::App& app) {
       });
   return {compare, [a] {
             parse_threshold(a->gate.threshold);  // before reading anything
+            parse_threshold(a->gate.other_board_threshold, "--other-board-threshold");
             // One pipe named twice (/dev/stdin for both, as --variants invites) reads once: the
             // current side would be empty and the gate would fail for want of rows.
             struct stat b {

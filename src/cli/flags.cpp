@@ -167,12 +167,16 @@ void add_timer_flag(CLI::App* cmd, Overrides& o) {
 void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs) {
   auto* t = cmd->add_option("--threshold", flags.threshold,
                             "Slower/faster only beyond this change, in percent (default 5)");
+  auto* o = cmd->add_option("--other-board-threshold", flags.other_board_threshold,
+                            "The threshold of a case whose baseline ran on another board of "
+                            "its model, in percent (default 8)");
   auto* j = cmd->add_option("--junit", flags.junit, "Also write a JUnit XML report here")
                 ->check(non_empty());
   auto* d = cmd->add_flag("--allow-device-mismatch", flags.allow_device_mismatch,
                           "Compare rows measured on different devices");
   if (needs) {
     t->needs(needs);
+    o->needs(needs);
     j->needs(needs);
     d->needs(needs);
   }
@@ -188,7 +192,7 @@ std::uint64_t parse_seed_flag(const std::string& text) {
   return v;
 }
 
-double parse_threshold(const std::string& given) {
+double parse_threshold(const std::string& given, const std::string& flag) {
   std::string text = given;
   if (!text.empty() && text.back() == '%') text.pop_back();
   char* end = nullptr;
@@ -197,7 +201,7 @@ double parse_threshold(const std::string& given) {
   const bool decimal = text.find_first_not_of("0123456789.") == std::string::npos &&
                        std::count(text.begin(), text.end(), '.') <= 1;
   if (text.empty() || !decimal || end != text.c_str() + text.size() || !(pct >= 0 && pct < 1000))
-    throw std::invalid_argument("--threshold: '" + given + "' is not a percentage in [0, 1000)");
+    throw std::invalid_argument(flag + ": '" + given + "' is not a percentage in [0, 1000)");
   return pct / 100.0;
 }
 
@@ -250,7 +254,8 @@ void check_baseline_context(const std::string& baseline, const std::string& sett
 }
 
 int gate(const ResultTable& baseline, const std::string& current_path, const GateFlags& flags) {
-  const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch};
+  const GateOptions opt{parse_threshold(flags.threshold), flags.allow_device_mismatch,
+                        parse_threshold(flags.other_board_threshold, "--other-board-threshold")};
   // The sidecars are read too (the timing context below).
   check_outputs({{"--junit", flags.junit}},
                 {{"the baseline", flags.baseline},

@@ -57,6 +57,7 @@ void add_max_tokens_flag(CLI::App* cmd, std::int64_t& max_tokens);
 struct GateFlags {
   std::string baseline;
   std::string threshold = "5";
+  std::string other_board_threshold = "8";  // --other-board-threshold
   std::string junit;
   bool allow_device_mismatch = false;
   std::string variants;  // compare --variants BASE,CURRENT; empty: rows matched by variant too
@@ -67,7 +68,7 @@ struct GateFlags {
 void add_gate_flags(CLI::App* cmd, GateFlags& flags, CLI::Option* needs);
 
 // "5" and "5%" both mean 5 percent. Throws std::invalid_argument naming the flag.
-double parse_threshold(const std::string& given);
+double parse_threshold(const std::string& given, const std::string& flag = "--threshold");
 
 // Gates the CSV at `current_path` against `baseline` (already read): markdown on stdout, JUnit
 // if asked, one line on stderr when it fails. Returns the exit code; throws on bad input.
