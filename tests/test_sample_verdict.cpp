@@ -53,7 +53,8 @@ const Noise kDrifting = [](Rng& rng, double shift, double t) {
 };
 
 // Both sides drawn as `kvbench ab` takes them: `rounds` rounds, each side `per_round` samples a
-// round, in the order A B, B A, A B, ... so that a drift falls on both alike, the run's clock `t` shared.
+// round, in the order A B, B A, A B, ... so that a drift falls on both alike, the run's clock `t`
+// shared.
 SampleJudgement draw(Rng& rng, const Noise& noise, double shift, int rounds, int per_round) {
   std::vector<double> base, cur;
   const double total = 2.0 * rounds * per_round;
@@ -75,9 +76,10 @@ Rates rates(const Noise& noise, double shift, int rounds, int per_round, int tri
   Rates r;
   for (int i = 0; i < trials; ++i) {
     const Verdict v = draw(rng, noise, shift, rounds, per_round).verdict;
-    (v == Verdict::slower ? r.slower : v == Verdict::faster ? r.faster
-                                     : v == Verdict::same   ? r.same
-                                                            : r.ambiguous) += 1.0 / trials;
+    (v == Verdict::slower   ? r.slower
+     : v == Verdict::faster ? r.faster
+     : v == Verdict::same   ? r.same
+                            : r.ambiguous) += 1.0 / trials;
   }
   return r;
 }

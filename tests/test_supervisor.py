@@ -554,6 +554,24 @@ def save_samples():
               "record of %r: %d samples, timer %r" % (key(row), len(rec["samples_us"]), rec["timer"]))
     code, _, _ = run(["run", SMOKE, "-o", "plain.csv", "--max-tokens", "16"])
     check(code == 0 and not os.path.exists("plain.csv.samples.jsonl"), "samples written unasked")
+    # compare judges from the samples when both runs have them: a 4% slowdown, which the rows'
+    # medians alone (band 5%) call same, is slower; the same run again is same.
+    code, _, err = run(["run", SMOKE, "-o", "s3.csv", "--save-samples", "--max-tokens", "16"],
+                       STANDIN_SCALE="1.04")
+    check(code == 0, "exit %d: %s" % (code, err))
+    code, out, err = run(["compare", "s.csv", "s3.csv"])
+    check(code == 1 and "trimmed means" in out and "0 same" in out, "exit %d: %s" % (code, out[-400:]))
+    code, out, _ = run(["compare", "plain.csv", "s3.csv"])
+    check(code == 0 and "trimmed means" not in out, "without samples on both sides: %s" % out[-300:])
+    code, out, _ = run(["run", SMOKE, "-o", "again.csv", "--save-samples", "--max-tokens", "16"])
+    code, out, err = run(["compare", "s.csv", "again.csv"])
+    check(code == 0 and " same" in out, "exit %d: %s" % (code, out[-300:]))
+    with open("bad.csv.samples.jsonl", "w") as f:
+        f.write("{}\n")
+    shutil.copy("s.csv", "bad.csv")
+    code, _, err = run(["compare", "bad.csv", "again.csv"])
+    check(code == 3 and "bad.csv.samples.jsonl:1: not a kvbench samples file" in err,
+          "exit %d: %s" % (code, err))
 
 
 def build(name, **env_vars):

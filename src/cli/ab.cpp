@@ -77,9 +77,10 @@ std::vector<std::size_t> ab_cases(const Config& config, const AbArgs& a) {
     for (std::size_t i = 0; i < config.cases.size(); ++i) out.push_back(i);
   else
     out = a.cases;
-  out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](std::size_t i) { return config.cases[i].num_tokens > a.max_tokens; }),
-            out.end());
+  out.erase(
+      std::remove_if(out.begin(), out.end(),
+                     [&](std::size_t i) { return config.cases[i].num_tokens > a.max_tokens; }),
+      out.end());
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (out.empty()) throw std::invalid_argument(a.config_path + ": no case selected");
@@ -145,8 +146,8 @@ class AbRun {
                    d.uuid.c_str());
     devices_[worker] = d.uuid;
     if (!devices_[0].empty() && !devices_[1].empty() && devices_[0] != devices_[1])
-      throw WorkerFatal(kDevice, "the two builds' workers report different boards (" +
-                                     devices_[0] + ", " + devices_[1] + ")");
+      throw WorkerFatal(kDevice, "the two builds' workers report different boards (" + devices_[0] +
+                                     ", " + devices_[1] + ")");
   }
 
   void done(const CaseOutcome& o) {
@@ -166,14 +167,14 @@ class AbRun {
     if (s.key.empty()) s.key = key;
     const Side& other = state_[o.index].side[1 - o.worker];
     if (!other.key.empty() && other.key != key)
-      throw WorkerFatal(kBadInput, "the builds expand " + a_.config_path +
-                                       " differently: case " + std::to_string(o.index) + " is '" +
-                                       join_csv(state_[o.index].side[kBase].key.empty()
-                                                    ? key
-                                                    : state_[o.index].side[kBase].key) +
-                                       "' in BASE and '" +
-                                       join_csv(o.worker == kCurrent ? key : other.key) +
-                                       "' in CURRENT (gate builds that list the same cases)");
+      throw WorkerFatal(
+          kBadInput,
+          "the builds expand " + a_.config_path + " differently: case " + std::to_string(o.index) +
+              " is '" +
+              join_csv(state_[o.index].side[kBase].key.empty() ? key
+                                                               : state_[o.index].side[kBase].key) +
+              "' in BASE and '" + join_csv(o.worker == kCurrent ? key : other.key) +
+              "' in CURRENT (gate builds that list the same cases)");
     s.status = field(Col::status);
     s.reason = field(Col::reason);
     s.timed = !field(Col::median_us).empty();
@@ -224,9 +225,8 @@ class AbRun {
     } else {
       v.base_step_us = timer_step(b.samples_us);
       v.current_step_us = timer_step(cur.samples_us);
-      v.judgement =
-          judge_samples(b.samples_us, v.base_step_us, cur.samples_us, v.current_step_us,
-                        report_.threshold);
+      v.judgement = judge_samples(b.samples_us, v.base_step_us, cur.samples_us, v.current_step_us,
+                                  report_.threshold);
       v.verdict = v.rounds < a_.rounds ? Verdict::ambiguous : v.judgement.verdict;
     }
     return v;
@@ -303,7 +303,8 @@ Command add_ab(CLI::App& app) {
   add_timing_flags(ab, a->overrides);
   add_rotation_flags(ab, a->overrides);
   add_timer_flag(ab, a->overrides);
-  ab->add_option("--rounds", a->rounds, "Rounds every case runs, each build once a round (default 4)")
+  ab->add_option("--rounds", a->rounds,
+                 "Rounds every case runs, each build once a round (default 4)")
       ->check(number_in(2, true, 1000));
   ab->add_option("--max-rounds", a->max_rounds,
                  "Rounds an ambiguous case may take before it is called ambiguous (default 12)")

@@ -277,7 +277,19 @@ int gate(const ResultTable& baseline, const std::string& current_path, const Gat
   if (b && c)
     refuse_timing_mismatch(
         timing_context_mismatch(*b, sidecar_path(flags.baseline), *c, sidecar_path(current_path)));
-  const GateReport report = run_gate(flags.variants.empty() ? baseline : selected, current, opt);
+  // Both runs' samples (run --save-samples), when both have them: verdicts from the samples.
+  std::map<std::vector<std::string>, SampleSet> base_samples, cur_samples;
+  GateOptions with_samples = opt;
+  const std::optional<std::string> bs = regular_file_text(flags.baseline + kSamplesSuffix),
+                                   cs = regular_file_text(current_path + kSamplesSuffix);
+  if (bs && cs && flags.variants.empty()) {
+    base_samples = parse_samples(*bs, flags.baseline + kSamplesSuffix);
+    cur_samples = parse_samples(*cs, current_path + kSamplesSuffix);
+    with_samples.baseline_samples = &base_samples;
+    with_samples.current_samples = &cur_samples;
+  }
+  const GateReport report =
+      run_gate(flags.variants.empty() ? baseline : selected, current, with_samples);
   markdown_report(report, std::cout);
   check_stdout();
   if (!flags.junit.empty()) write_file_atomic(flags.junit, junit_report(report));

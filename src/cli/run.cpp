@@ -304,8 +304,9 @@ std::optional<ResultTable> check_outputs_and_baseline(const RunArgs& args) {
                  {"--junit", args.gate.junit}},
                 inputs);
   if (args.gate.baseline.empty()) return std::nullopt;
-  const GateOptions opt{parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch,
-                        parse_threshold(args.gate.other_board_threshold, "--other-board-threshold")};
+  const GateOptions opt{
+      parse_threshold(args.gate.threshold), args.gate.allow_device_mismatch,
+      parse_threshold(args.gate.other_board_threshold, "--other-board-threshold")};
   ResultTable baseline = read_results(args.gate.baseline);
   check_baseline(baseline, opt);
   return baseline;

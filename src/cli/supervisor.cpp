@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cmath>
 #include <deque>
 #include <sstream>
 
@@ -41,9 +41,9 @@ struct Worker {
   int to = -1, from = -1;  // its stdin, its stdout
   std::size_t case_index = 0;
   std::vector<double> samples_us;  // of the case in flight, from its `samples` line
-  Clock::time_point since;   // when it started, took its case, or became idle
-  std::string pending_text;  // bytes after the last complete line
-  int restarts = 0;          // workers started in this slot
+  Clock::time_point since;         // when it started, took its case, or became idle
+  std::string pending_text;        // bytes after the last complete line
+  int restarts = 0;                // workers started in this slot
 };
 
 std::string self_exe() {
@@ -225,7 +225,8 @@ class Supervisor {
 
   std::vector<std::string> command(const Worker& w) const {
     if (options_.programs.empty()) return command_;
-    std::vector<std::string> argv = {options_.programs[static_cast<std::size_t>(&w - &workers_[0])]};
+    std::vector<std::string> argv = {
+        options_.programs[static_cast<std::size_t>(&w - &workers_[0])]};
     argv.insert(argv.end(), options_.worker_args.begin(), options_.worker_args.end());
     return argv;
   }
@@ -397,8 +398,8 @@ class Supervisor {
     std::istringstream in(rest);
     std::size_t index = 0;
     if (!(in >> index) || index != w.case_index)
-      throw WorkerFatal(kFailed, "worker sent samples for another case than " +
-                                     std::to_string(w.case_index));
+      throw WorkerFatal(
+          kFailed, "worker sent samples for another case than " + std::to_string(w.case_index));
     w.samples_us.clear();
     for (std::string word; in >> word;) {
       char* end = nullptr;

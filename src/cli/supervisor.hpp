@@ -43,8 +43,8 @@ struct SupervisorOptions {
 struct CaseOutcome {
   std::size_t index = 0;
   std::size_t worker = 0;
-  std::string csv_line;  // the worker's row; empty when `failure` says why there is none
-  std::string failure;   // "worker killed by signal 9 (out of memory?)", ...
+  std::string csv_line;            // the worker's row; empty when `failure` says why there is none
+  std::string failure;             // "worker killed by signal 9 (out of memory?)", ...
   std::vector<double> samples_us;  // the row's timing samples, when the setup asked for them
 };
 

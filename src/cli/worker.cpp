@@ -227,15 +227,17 @@ class CaseRunner {
       char* end = nullptr;
       const std::string ns = colon == std::string::npos ? item : item.substr(colon + 1);
       const long long v = std::strtoll(ns.c_str(), &end, 10);
-      const long long index =
-          colon == std::string::npos ? -1 : std::strtoll(item.substr(0, colon).c_str(), nullptr, 10);
-      if (ns.empty() || *end != 0 || v < 0 || v > 1'000'000'000 || (colon != std::string::npos && index < 0))
-        throw std::invalid_argument(std::string("KVBENCH_PLANT_DELAY_NS: not NS or CASE:NS,...: '") +
-                                    text + "'");
+      const long long index = colon == std::string::npos
+                                  ? -1
+                                  : std::strtoll(item.substr(0, colon).c_str(), nullptr, 10);
+      if (ns.empty() || *end != 0 || v < 0 || v > 1'000'000'000 ||
+          (colon != std::string::npos && index < 0))
+        throw std::invalid_argument(
+            std::string("KVBENCH_PLANT_DELAY_NS: not NS or CASE:NS,...: '") + text + "'");
       out[index < 0 ? kEveryCase : static_cast<std::size_t>(index)] = v;
     }
-    std::fprintf(stderr, "kvbench: worker: every cache write by the planted kernel (delays %s ns)\n",
-                 text);
+    std::fprintf(stderr,
+                 "kvbench: worker: every cache write by the planted kernel (delays %s ns)\n", text);
     return out;
   }
   static constexpr std::size_t kEveryCase = static_cast<std::size_t>(-1);
@@ -276,9 +278,10 @@ class CaseRunner {
     } else {
       const bool planted = plant_ && std::strtoull(plant_, nullptr, 10) == index && *plant_;
       probe_.start();
-      row =
-          run_case(c, settings, device_, validation_,
-                   planted ? planted_fault_launch() : delays_ ? delayed(index) : launches_);
+      row = run_case(c, settings, device_, validation_,
+                     planted   ? planted_fault_launch()
+                     : delays_ ? delayed(index)
+                               : launches_);
       probe_.report(index, need);
     }
     add_derived(row, calibration_.measured_peak_gbps, calibration_.theoretical_peak_gbps,
@@ -297,7 +300,7 @@ class CaseRunner {
   const DeviceInfo& device_;
   const DeviceDetails& details_;
   const Calibration& calibration_;
-  const char* plant_;  // KVBENCH_PLANT_FAULT: the case whose launch faults
+  const char* plant_;        // KVBENCH_PLANT_FAULT: the case whose launch faults
   const bool send_samples_;  // a `samples` line before each timed row
   // KVBENCH_PLANT_DELAY_NS: every cache write by the test-only delayed kernel (gate proofs)
   const std::optional<std::map<std::size_t, long long>> delays_;

@@ -21,7 +21,7 @@ struct WorkerSetup {
   // loads the same files and refuses any whose size or SHA-256 has changed.
   std::string plugins;
   std::vector<std::string> variants;  // --variants; empty: the config's
-  bool samples = false;  // send each row's timing samples (run --save-samples, ab)
+  bool samples = false;               // send each row's timing samples (run --save-samples, ab)
 };
 
 // {"settings": {...as the sidecar...}, "max_cases": N, "save_tensors": "DIR",

@@ -148,13 +148,25 @@ std::string ab_csv(const AbReport& r) {
       "current_step_us,note\n";
   for (const AbCase& c : r.cases) {
     const SampleJudgement& j = c.judgement;
-    std::vector<std::string> fields = {std::to_string(c.index), c.kernel, c.variant, c.sweep, c.description,
-                   std::string(to_string(c.verdict)), std::to_string(c.rounds),
-                   fmt("%.6g", j.baseline.mean_us), fmt("%.6g", j.current.mean_us),
-                   fmt("%.6g", j.ratio), fmt("%.6g", j.lo), fmt("%.6g", j.hi),
-                   std::to_string(j.baseline.n), std::to_string(j.current.n),
-                   fmt("%.6g", j.baseline.se_us), fmt("%.6g", j.current.se_us),
-                   fmt("%.6g", c.base_step_us), fmt("%.6g", c.current_step_us), c.note};
+    std::vector<std::string> fields = {std::to_string(c.index),
+                                       c.kernel,
+                                       c.variant,
+                                       c.sweep,
+                                       c.description,
+                                       std::string(to_string(c.verdict)),
+                                       std::to_string(c.rounds),
+                                       fmt("%.6g", j.baseline.mean_us),
+                                       fmt("%.6g", j.current.mean_us),
+                                       fmt("%.6g", j.ratio),
+                                       fmt("%.6g", j.lo),
+                                       fmt("%.6g", j.hi),
+                                       std::to_string(j.baseline.n),
+                                       std::to_string(j.current.n),
+                                       fmt("%.6g", j.baseline.se_us),
+                                       fmt("%.6g", j.current.se_us),
+                                       fmt("%.6g", c.base_step_us),
+                                       fmt("%.6g", c.current_step_us),
+                                       c.note};
     for (std::string& f : fields) f = csv_quoted(f);
     s += join_csv(fields) + "\n";
   }

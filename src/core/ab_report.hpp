@@ -30,7 +30,8 @@ struct AbReport {
 };
 
 std::string ab_markdown(const AbReport& r);  // most severe first
-std::string ab_junit(const AbReport& r);     // slower, incorrect: failures; ambiguous, unknown: skipped
+std::string ab_junit(
+    const AbReport& r);  // slower, incorrect: failures; ambiguous, unknown: skipped
 // One line per case: the case-key description and every figure of its verdict.
 std::string ab_csv(const AbReport& r);
 

@@ -34,8 +34,8 @@ struct Row {
   bool timed = false;
   Stats stats;
   std::vector<double> samples_us;  // every timed sample, in order (not a column: --save-samples)
-  int launches_per_sample = 0;  // launches per timed window
-  bool converged = false;       // the noise target was met before the timeout
+  int launches_per_sample = 0;     // launches per timed window
+  bool converged = false;          // the noise target was met before the timeout
   // The cupti timer's figures beside the launch's own duration (unset with the event timer):
   // the median from the previous kernel's end to the launch's start (negative: the launch
   // started before it ended, a programmatic dependent launch), and the median replay span.

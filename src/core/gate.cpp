@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/operation.hpp"
+#include "core/sample_verdict.hpp"
 #include "core/text.hpp"
 
 namespace kvbench {
@@ -195,6 +196,9 @@ std::string change_text(const CaseVerdict& v) {
 
 // The failure message of a case: what a CI reader needs to see first.
 std::string message(const CaseVerdict& v) {
+  if (v.from_samples)
+    return std::string(to_string(v.verdict)) + ": " + v.note + ", threshold " +
+           percent(v.tolerance, false);
   switch (v.verdict) {
     case Verdict::slower:
     case Verdict::faster:
@@ -205,6 +209,37 @@ std::string message(const CaseVerdict& v) {
     default:
       return std::string(to_string(v.verdict)) + (v.note.empty() ? "" : ": " + v.note);
   }
+}
+
+}  // namespace
+
+namespace {
+
+const SampleSet* samples_of(const std::map<std::vector<std::string>, SampleSet>* m,
+                            const ResultRow& row) {
+  if (!m) return nullptr;
+  const auto it = m->find(std::vector<std::string>(row.axes));
+  return it == m->end() || it->second.samples_us.empty() ? nullptr : &it->second;
+}
+
+// A timed pair with samples on both sides: its verdict from them, at `threshold`.
+void judge_by_samples(CaseVerdict& v, double threshold, const GateOptions& opt) {
+  const SampleSet* b = samples_of(opt.baseline_samples, *v.baseline);
+  const SampleSet* c = samples_of(opt.current_samples, *v.current);
+  if (!b || !c) return;
+  const SampleJudgement j = judge_samples(b->samples_us, timer_step(b->samples_us), c->samples_us,
+                                          timer_step(c->samples_us), threshold);
+  v.verdict = j.verdict;
+  v.ratio = j.ratio;
+  v.tolerance = threshold;
+  v.from_samples = true;
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "trimmed means %.4g -> %.4g us, %+.2f%% [%+.2f%%, %+.2f%%] at 99.9%%, %zu and %zu "
+                "samples",
+                j.baseline.mean_us, j.current.mean_us, 100 * (j.ratio - 1), 100 * (j.lo - 1),
+                100 * (j.hi - 1), j.baseline.n, j.current.n);
+  v.note = text;
 }
 
 }  // namespace
@@ -334,11 +369,11 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
     } else {
       const bool other_board = !v.baseline->device_uuid.empty() && !cur.device_uuid.empty() &&
                                v.baseline->device_uuid != cur.device_uuid;
-      v.verdict = judge(*v.baseline->timing, *cur.timing,
-                        other_board ? std::max(opt.threshold, opt.other_board_threshold)
-                                    : opt.threshold,
-                        &v.tolerance);
+      const double threshold =
+          other_board ? std::max(opt.threshold, opt.other_board_threshold) : opt.threshold;
+      v.verdict = judge(*v.baseline->timing, *cur.timing, threshold, &v.tolerance);
       v.ratio = cur.timing->median_us / v.baseline->timing->median_us;
+      judge_by_samples(v, threshold, opt);
     }
     rep.cases.push_back(std::move(v));
   }
@@ -364,10 +399,9 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
       return out;
     };
     rep.board_note = "other board: the baseline ran on " + join(base_boards) + ", the current on " +
-                     join(cur_boards) +
-                     "; those cases are judged at the other-board threshold (" +
-                     std::to_string(static_cast<int>(std::lround(100 * std::max(
-                         opt.threshold, opt.other_board_threshold)))) +
+                     join(cur_boards) + "; those cases are judged at the other-board threshold (" +
+                     std::to_string(static_cast<int>(
+                         std::lround(100 * std::max(opt.threshold, opt.other_board_threshold)))) +
                      "%): boards of one model differ by up to 6% on unchanged code";
   }
   std::stable_sort(
@@ -395,7 +429,8 @@ std::string GateReport::summary() const {
   bool first = true;
   for (Verdict v : all_values<Verdict>()) {
     const auto it = counts.find(v);
-    if (v == Verdict::ambiguous && (it == counts.end() || it->second == 0)) continue;  // only verdicts from samples
+    if (v == Verdict::ambiguous && (it == counts.end() || it->second == 0))
+      continue;  // only verdicts from samples
     s += std::string(first ? " " : ", ") + std::to_string(it == counts.end() ? 0 : it->second) +
          " " + std::string(to_string(v));
     first = false;
@@ -450,7 +485,7 @@ std::string junit_report(const GateReport& r) {
   for (const auto& v : r.cases) {
     failures += v.verdict == Verdict::slower || v.verdict == Verdict::incorrect ||
                 v.verdict == Verdict::missing;
-    skipped += v.verdict == Verdict::unknown;
+    skipped += v.verdict == Verdict::unknown || v.verdict == Verdict::ambiguous;
   }
   const std::string counts = "tests=\"" + std::to_string(r.cases.size()) + "\" failures=\"" +
                              std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
@@ -473,7 +508,7 @@ std::string junit_report(const GateReport& r) {
         v.verdict == Verdict::missing)
       s += "\n      <failure type=\"" + type + "\" message=\"" + msg + "\">" + msg +
            "</failure>\n    ";
-    else if (v.verdict == Verdict::unknown)
+    else if (v.verdict == Verdict::unknown || v.verdict == Verdict::ambiguous)
       s += "\n      <skipped message=\"" + msg + "\"/>\n    ";
     else
       s += "\n      <system-out>" + msg + "</system-out>\n    ";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result_csv.hpp"
+#include "core/samples_file.hpp"
 #include "core/types.hpp"
 
 namespace kvbench {
@@ -46,6 +47,10 @@ struct GateOptions {
   bool allow_device_mismatch = false;  // match rows across devices (device leaves the key)
   // The threshold of a pair of rows from two boards (device_uuid): at least `threshold`.
   double other_board_threshold = kOtherBoardThreshold;
+  // Each run's samples (run --save-samples), by case key: a timed pair with samples on both
+  // sides is judged from them (core/sample_verdict.hpp), and may be `ambiguous`; null: none.
+  const std::map<std::vector<std::string>, SampleSet>* baseline_samples = nullptr;
+  const std::map<std::vector<std::string>, SampleSet>* current_samples = nullptr;
 };
 
 struct CaseVerdict {
@@ -55,6 +60,7 @@ struct CaseVerdict {
   double ratio = 0;                     // current / baseline median, when both were timed
   double tolerance = 0;                 // the band the ratio was judged against
   std::string note;                     // why, for unknown / incorrect / missing rows
+  bool from_samples = false;            // judged from the samples; note: the interval
 };
 
 struct GateReport {

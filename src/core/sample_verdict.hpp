@@ -47,7 +47,7 @@ SampleEstimate estimate(const std::vector<double>& samples_us, double step_us);
 
 struct SampleJudgement {
   Verdict verdict = Verdict::ambiguous;
-  double ratio = 0;  // current / baseline trimmed mean
+  double ratio = 0;       // current / baseline trimmed mean
   double lo = 0, hi = 0;  // the interval of the ratio
   SampleEstimate baseline, current;
 };

@@ -38,8 +38,8 @@ __global__ void delayed_cache_write(kernels::CacheWriteArgs a, long long delay_c
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 cudaError_t launch(const kernels::CacheWriteArgs& a, std::int64_t delay_ns, cudaStream_t s) {
-  const bool two_bytes = a.in_dtype == a.out_dtype &&
-                         (a.in_dtype == DType::bf16 || a.in_dtype == DType::f16);
+  const bool two_bytes =
+      a.in_dtype == a.out_dtype && (a.in_dtype == DType::bf16 || a.in_dtype == DType::f16);
   if (!two_bytes || a.scale != ScaleMode::none || a.swa_slot_mapping || a.head_size % 8 != 0 ||
       a.key_s1 % 8 || a.value_s1 % 8 || a.key_s0 % 8 || a.value_s0 % 8 || a.head_stride % 8 ||
       a.slot_stride % 8 || a.block_stride % 8 || !aligned16(a.key) || !aligned16(a.value) ||

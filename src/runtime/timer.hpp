@@ -40,12 +40,12 @@ struct Workload {
 };
 
 struct Measurement {
-  Stats stats;                  // per launch, µs
+  Stats stats;                     // per launch, µs
   std::vector<double> samples_us;  // what stats summarize, in the order they were taken
-  int launches_per_sample = 1;  // launches in each timed window
-  bool converged = false;       // false: the timeout ended sampling before the noise target
-  double sm_clock_mhz = 0;      // SM clock probed right before and after the samples; 0: unknown
-  double producer_us = 0;       // the producer's median per launch (events: subtracted from stats)
+  int launches_per_sample = 1;     // launches in each timed window
+  bool converged = false;          // false: the timeout ended sampling before the noise target
+  double sm_clock_mhz = 0;         // SM clock probed right before and after the samples; 0: unknown
+  double producer_us = 0;  // the producer's median per launch (events: subtracted from stats)
   // The cupti timer (settings.timer, graph mode): stats are each launch's own duration, from its
   // first kernel's start to its last kernel's end, nothing subtracted. `timer` says which timer
   // ran (events when cupti was asked for but cannot be loaded).
