@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <vector>
@@ -101,6 +102,8 @@ const Shape kShapes[] = {
 TEST(SampleVerdict, NoFalseAlarmOnUnchangedCode) {
   for (const Shape& s : kShapes) {
     const Rates r = rates(s.noise, 1.0, s.rounds, s.per_round, 2000);
+    std::printf("%s unchanged: slower %.4f faster %.4f same %.4f ambiguous %.4f\n", s.name,
+                r.slower, r.faster, r.same, r.ambiguous);
     EXPECT_LT(r.slower + r.faster, 0.001) << s.name;
     EXPECT_GT(r.same, 0.95) << s.name << ": ambiguous " << r.ambiguous;
   }
@@ -109,6 +112,8 @@ TEST(SampleVerdict, NoFalseAlarmOnUnchangedCode) {
 TEST(SampleVerdict, FivePercentSlowerFound) {
   for (const Shape& s : kShapes) {
     const Rates r = rates(s.noise, 1.05, s.rounds, s.per_round, 1000);
+    std::printf("%s 5%% slower: slower %.4f same %.4f ambiguous %.4f\n", s.name, r.slower, r.same,
+                r.ambiguous);
     EXPECT_GE(r.slower, 0.95) << s.name << ": same " << r.same << " ambiguous " << r.ambiguous;
   }
 }
@@ -116,6 +121,8 @@ TEST(SampleVerdict, FivePercentSlowerFound) {
 TEST(SampleVerdict, FivePercentFasterFound) {
   for (const Shape& s : kShapes) {
     const Rates r = rates(s.noise, 1 / 1.05, s.rounds, s.per_round, 1000);
+    std::printf("%s 5%% faster: faster %.4f same %.4f ambiguous %.4f\n", s.name, r.faster, r.same,
+                r.ambiguous);
     EXPECT_GE(r.faster, 0.95) << s.name << ": same " << r.same << " ambiguous " << r.ambiguous;
   }
 }
