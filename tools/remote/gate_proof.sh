@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs on the GPU host: the proof of `kvbench ab` (docs/gate.md, "Proof on a GPU"). Stages, in
-# STAGES (default "check record null power"):
+# STAGES (default "check record power null null_decode"), run in that order:
 #   check   the board; the GPU tests of the timer and runner (test_gpu, test_cupti); smoke.yaml
 #   record  quick_perf.yaml (events) and context.yaml's T <= 128 after a producer (CUPTI) with
 #           --save-samples: real samples for the CPU tests of the verdict statistics
-#   null    the build against itself: quick_perf.yaml, and perf.yaml's T <= 128 after a producer
-#           (CUPTI), 10 rounds each (NULL_ROUNDS)
 #   power   tests/configs/gate_power.yaml with the test-only delayed cache write: a planted
 #           slowdown and speed-up of 3, 5 and 10% (of each case's own time, measured first) at
 #           T = 1, 16, 128, 32768, back to back and after a producer, CUPTI
+#   null         the build against itself over quick_perf.yaml, NULL_ROUNDS rounds (default 10)
+#   null_decode  the same over perf.yaml's T <= 128 after a producer (CUPTI)
 # Everything goes to OUT_DIR (packed as gate.tar.xz) and the table (tools/remote/gate_table.py)
 # to OUT_DIR/table.md and stdout, last. BUDGET_S (default 540) skips the stages that would start
 # past it. Binaries: KVBENCH (default dist/bin/kvbench), test binaries beside it.
@@ -19,7 +19,7 @@ BIN=$(dirname "$KVBENCH")
 PYTHON=${PYTHON:-python3}
 OUT_DIR=${OUT_DIR:-/tmp/gate_proof}
 BUDGET_S=${BUDGET_S:-540}
-STAGES=${STAGES:-check record null power}
+STAGES=${STAGES:-check record power null null_decode}
 NULL_ROUNDS=${NULL_ROUNDS:-10}
 W=$OUT_DIR/work
 mkdir -p "$W"
@@ -45,20 +45,6 @@ if has record && left record; then
   "$KVBENCH" run configs/studies/context.yaml --context after_producer --timer cupti --save-samples \
     -o "$W/record_context.csv" >"$W/record_context.log" 2>&1
   echo "record context: rc=$? $(tail -1 "$W/record_context.log")" | tee -a "$W/notes.txt"
-fi
-
-if has null && left null; then
-  s=$SECONDS
-  "$KVBENCH" ab "$KVBENCH" "$KVBENCH" configs/quick_perf.yaml --rounds "$NULL_ROUNDS" \
-    --max-rounds $((NULL_ROUNDS + 6)) -o "$W/null_quick.csv" >"$W/null_quick.md" 2>"$W/null_quick.log"
-  echo "null quick_perf: rc=$? in $((SECONDS - s)) s: $(tail -1 "$W/null_quick.md")" | tee -a "$W/notes.txt"
-  if left null_decode; then
-    s=$SECONDS
-    "$KVBENCH" ab "$KVBENCH" "$KVBENCH" configs/perf.yaml --max-tokens 128 --context after_producer \
-      --timer cupti --rounds "$NULL_ROUNDS" --max-rounds $((NULL_ROUNDS + 6)) ${NULL_SHARD:+--case $NULL_SHARD} \
-      -o "$W/null_decode.csv" >"$W/null_decode.md" 2>"$W/null_decode.log"
-    echo "null perf T<=128 after_producer cupti: rc=$? in $((SECONDS - s)) s: $(tail -1 "$W/null_decode.md")" | tee -a "$W/notes.txt"
-  fi
 fi
 
 # A build that is this kvbench with the delayed kernel planted, its delays per case.
@@ -87,6 +73,21 @@ if has power && left power; then
       done
     done
   done
+fi
+
+if has null && left null; then
+  s=$SECONDS
+  "$KVBENCH" ab "$KVBENCH" "$KVBENCH" configs/quick_perf.yaml --rounds "$NULL_ROUNDS" \
+    --max-rounds $((NULL_ROUNDS + 6)) -o "$W/null_quick.csv" >"$W/null_quick.md" 2>"$W/null_quick.log"
+  echo "null quick_perf: rc=$? in $((SECONDS - s)) s: $(tail -1 "$W/null_quick.md")" | tee -a "$W/notes.txt"
+fi
+
+if has null_decode && left null_decode; then
+  s=$SECONDS
+  "$KVBENCH" ab "$KVBENCH" "$KVBENCH" configs/perf.yaml --max-tokens 128 --context after_producer \
+    --timer cupti --rounds "$NULL_ROUNDS" --max-rounds $((NULL_ROUNDS + 6)) \
+    -o "$W/null_decode.csv" >"$W/null_decode.md" 2>"$W/null_decode.log"
+  echo "null perf T<=128 after_producer cupti: rc=$? in $((SECONDS - s)) s: $(tail -1 "$W/null_decode.md")" | tee -a "$W/notes.txt"
 fi
 
 "$PYTHON" tools/remote/gate_table.py table "$W" >"$OUT_DIR/table.md"
