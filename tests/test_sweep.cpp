@@ -24,6 +24,24 @@ std::string error_of(const std::string& yaml) {
   return "<no error>";
 }
 
+// yaml-cpp reads a tagged scalar as its text: `!!str 5` would be the number 5.
+TEST(Sweep, TagsAreRefusedNamed) {
+  EXPECT_EQ(
+      error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {num_tokens: !!str 5}\n"),
+      "t.yaml:3:24: sweeps[0].axes.num_tokens: the tag !!str makes '5' a string; a config "
+      "takes plain values (remove the tag)");
+  EXPECT_EQ(error_of("settings: {warmup: !foo 5}\nsweeps:\n  - kernel: reshape_and_cache_flash\n"),
+            "t.yaml:1:20: settings.warmup: unknown tag !foo; a config takes plain values, no tags "
+            "(remove it)");
+  EXPECT_EQ(
+      error_of("sweeps: !!seq\n  - kernel: reshape_and_cache_flash\n"),
+      "t.yaml:1:9: sweeps: unknown tag !!seq; a config takes plain values, no tags (remove it)");
+  // Quotes and anchors are not tags.
+  EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: &a {num_tokens: 1}\n"
+                     "  - kernel: reshape_and_cache_flash\n    name: b\n    axes: *a\n"),
+            "<no error>");
+}
+
 TEST(Sweep, ExpandsCartesianProductInCanonicalOrder) {
   // Axes written in a different order than the canonical one: expansion must not care.
   const Config c = parse_config(R"(

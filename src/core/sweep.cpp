@@ -179,6 +179,10 @@ void check_structure(const std::string& text, const std::string& source) {
   }
 }
 
+std::string scalar_text(const YAML::Node& n) {
+  return n.IsScalar() ? n.Scalar() : "<not a scalar>";
+}
+
 std::string where(const std::string& source, const YAML::Node& node, const std::string& path) {
   std::ostringstream os;
   os << source;
@@ -193,8 +197,28 @@ std::string where(const std::string& source, const YAML::Node& node, const std::
   throw ConfigError(where(source, node, path) + ": " + what);
 }
 
-std::string scalar_text(const YAML::Node& n) {
-  return n.IsScalar() ? n.Scalar() : "<not a scalar>";
+// A config takes no explicit YAML tag: yaml-cpp reads `!!str 5` and `!foo 5` as 5, though the
+// first says "a string" and the second names a type nobody defined. Refused, naming the tag.
+void check_tags(const std::string& source, const YAML::Node& n, const std::string& path) {
+  const std::string& tag = n.Tag();
+  if (!tag.empty() && tag != "?" && tag != "!") {
+    const std::string core = "tag:yaml.org,2002:";
+    const std::string shown = tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag;
+    fail(source, n, path.empty() ? "(top)" : path,
+         shown == "!!str"
+             ? "the tag !!str makes '" + scalar_text(n) +
+                   "' a string; a config takes plain values (remove the tag)"
+             : "unknown tag " + shown + "; a config takes plain values, no tags (remove it)");
+  }
+  if (n.IsSequence())
+    for (std::size_t i = 0; i < n.size(); ++i)
+      check_tags(source, n[i], path + "[" + std::to_string(i) + "]");
+  if (n.IsMap())
+    for (const auto& kv : n) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      check_tags(source, kv.first, path.empty() ? key : path + "." + key);
+      check_tags(source, kv.second, path.empty() ? key : path + "." + key);
+    }
 }
 
 // A quoted scalar ("128") is a string in YAML: where a number is expected it is refused, as a
@@ -561,6 +585,7 @@ Config parse_config(const std::string& text, const std::string& source, std::uin
   }
   if (!root.IsMap())
     throw ConfigError(source + ": expected a mapping with a 'sweeps' list at the top");
+  check_tags(source, root, "");
   check_keys(source, root, "", {"settings", "sweeps"});
   Config config;
   config.settings = parse_settings(source, root["settings"]);
