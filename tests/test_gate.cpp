@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/csv.hpp"
@@ -465,6 +467,37 @@ TEST(ResultCsv, MalformedFilesNameFileLineAndColumn) {
                "timed_not_supported.csv:4: column 'median_us': set in a not_supported row "
                "(nothing was launched)");
   expect_error("no_such_file.csv", "no_such_file.csv: cannot open");
+}
+
+}  // namespace
+}  // namespace kvbench
+
+namespace kvbench {
+namespace {
+
+// A row is read with its schema's meanings, so it must be of the header's: a schema-2 row under
+// a schema-4 header (with a timer column) was read as a schema-4 row, and the other way round.
+TEST(ResultCsv, RowSchemaIsTheHeaders) {
+  std::ifstream in(kData + "schema2_rerun.csv");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto with_rows_of = [&](const std::string& schema) {
+    std::string t = text;
+    for (std::size_t at; (at = t.find("\n2,")) != std::string::npos;)
+      t.replace(at, 3, "\n" + schema + ",");
+    return t;
+  };
+  EXPECT_NO_THROW(parse_results(text, "s.csv"));
+  for (const std::string schema : {"1", "4"}) {
+    try {
+      parse_results(with_rows_of(schema), "s.csv");
+      ADD_FAILURE() << "a schema-" << schema << " row under a schema-2 header was read";
+    } catch (const ResultCsvError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "s.csv:2: column 'schema_version': '" + schema +
+                    "', but the header has the columns of schema 2 (a row of another schema "
+                    "pasted in?)");
+    }
+  }
 }
 
 }  // namespace

@@ -310,6 +310,11 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
 
   static const std::string kEmpty;
   const std::string schema = std::to_string(kSchemaVersion);
+  // The schema whose columns the header has: 4 added timer, 3 context, 2 buffer_sets.
+  const std::string header_schema = other_pos[kTimerCol] != kNone     ? "4"
+                                    : other_pos[kContextCol] != kNone ? "3"
+                                    : other_pos[kSetsCol] != kNone    ? "2"
+                                                                      : "1";
   // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
   // column skips the interning table's lookup.
   std::array<std::pair<std::string, Text>, AxisValues::kCount + 6> last;
@@ -403,6 +408,13 @@ ResultTable read_lines(LineSource& src, const std::string& path) {
     if (!sets && schema2 && row.timing)
       throw ResultCsvError(at + "column '" + other_name(kSetsCol) + "': empty in a timed row");
     row.buffer_sets = sets ? static_cast<int>(*sets) : 1;
+    // A row is read with its schema's meanings (one buffer set, any context, any timer), so it
+    // must be of the schema its header's columns are: each schema added one of them.
+    if (f[other_pos[kSchemaCol]] != header_schema)
+      throw ResultCsvError(at + "column '" + other_name(kSchemaCol) + "': '" +
+                           f[other_pos[kSchemaCol]] +
+                           "', but the header has the columns of schema " + header_schema +
+                           " (a row of another schema pasted in?)");
     // How the row was timed: a mode name, or empty in an untimed row.
     // A name of enum E in column `other`, or empty; the text as read.
     const auto name_of = [&](auto e, std::size_t other) -> const std::string& {

@@ -127,7 +127,10 @@ def main():
             with open(os.environ["STANDIN_LOG"], "a") as log:
                 log.write("%s %d %d %.6f %.6f\n" % (device or "-", os.getpid(), n, start, time.time()))
         values = {k: v for k, v in cases[n].items() if k != "case"}
-        values.update(schema_version="2", mismatches="0", written_tokens="0", bytes="0",
+        # The schema whose columns the binary writes (4 added timer, 3 context, 2 buffer_sets).
+        schema = ("4" if "timer" in columns else "3" if "context" in columns
+                  else "2" if "buffer_sets" in columns else "1")
+        values.update(schema_version=schema, mismatches="0", written_tokens="0", bytes="0",
                       buffer_sets="1", device=name, device_uuid=uuid, git_sha=git_sha,
                       git_dirty=git_dirty)
         if action == "fault":
