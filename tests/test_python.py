@@ -175,7 +175,9 @@ class Arguments(unittest.TestCase):
         for arg, problem in (("'x\\ud800'", r"'x\\ud800' cannot be encoded \(surrogates not "
                                             r"allowed\)"),
                              ("b'a\\0b'", r"b'a\\x00b' holds a NUL byte"),
-                             ("'a\\0b'", r"'a\\x00b' holds a NUL byte")):
+                             ("'a\\0b'", r"'a\\x00b' holds a NUL byte"),
+                             ("5", r"2 is int 5, not str or bytes"),
+                             ("None", r"2 is NoneType None, not str or bytes")):
             done = subprocess.run([sys.executable, "-c", "import sys, kvbench; "
                                    f"sys.exit(kvbench.main(['list', {arg}]))"],
                                   capture_output=True, text=True, env=env())

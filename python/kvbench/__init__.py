@@ -346,13 +346,17 @@ def _run(argv, worker):
     except LibraryNotFound as e:
         print(f"kvbench: {e}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
+    for i, a in enumerate(argv):  # str or bytes (docs/python.md): 5 is no path
+        if not isinstance(a, (str, bytes)):
+            print(f"kvbench: argument {i + 1} is {type(a).__name__} {a!r}, not str or bytes",
+                  file=sys.stderr, flush=True)
+            return EXIT_BAD_INPUT
     error = _register_all()
     if error:
         print(f"kvbench: {error}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
     try:
-        args, keep = _abi.c_strings(
-            ["kvbench", *(a if isinstance(a, bytes) else str(a) for a in argv)])
+        args, keep = _abi.c_strings(["kvbench", *argv])
     except ValueError as e:
         print(f"kvbench: argument {e}", file=sys.stderr, flush=True)
         return EXIT_BAD_INPUT
