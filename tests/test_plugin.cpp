@@ -135,6 +135,11 @@ TEST(Plugin, LoadsThatCrashExitOrHangAreRefused) {
               crashed == std::string(STANDIN_INIT_CRASHES) +
                              ": crashed while loading or in kvbench_plugin_init (SIGABRT)")
       << crashed;
+  // `throw 42` through the shared C++ runtime, which kvbench's static one cannot catch.
+  EXPECT_EQ(refusal({STANDIN_INIT_THROWS}),
+            std::string(STANDIN_INIT_THROWS) +
+                ": kvbench_plugin_init threw a C++ exception (a plugin reports a failure with "
+                "host->fail and a nonzero return)");
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(refusal({STANDIN_INIT_HANGS}),
             std::string(STANDIN_INIT_HANGS) +

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <string_view>
 #include <utility>
 
@@ -150,6 +151,33 @@ std::string signal_name(int s) {
 // plugin's status, 0 included), throw or hang is refused naming what happened, and kvbench goes
 // on to its one-line error. What the child prints is dropped; the parent's own load below
 // reports every other refusal (the loader's, a missing symbol, a version, a fail()).
+// The probe child's verdict pipe, for its terminate handler.
+int g_probe_verdict_fd = -1;
+
+[[noreturn]] void probe_terminated() {
+  const char verdict = 't';
+  while (::write(g_probe_verdict_fd, &verdict, 1) < 0 && errno == EINTR) {
+  }
+  ::_exit(0);
+}
+
+// An exception thrown by a plugin built against the shared C++ runtime never reaches this
+// binary's catch: kvbench links its runtime statically, with an unwinder of its own, so the
+// plugin's runtime finds no handler and calls its terminate handler, which would abort. In the
+// probe child both runtimes' handlers report the throw instead.
+void report_throws_as_such() {
+  std::set_terminate(probe_terminated);
+  if (void* shared = ::dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD)) {
+    using Handler = void (*)();
+    using SetTerminate = Handler (*)(Handler);
+    if (void* symbol = ::dlsym(shared, "_ZSt13set_terminatePFvvE")) {
+      SetTerminate set;
+      std::memcpy(&set, &symbol, sizeof set);
+      set(probe_terminated);
+    }
+  }
+}
+
 void probe(const std::string& open_path, const std::string& path,
            const std::vector<std::string>& taken) {
   int fds[2];
@@ -178,6 +206,8 @@ void probe(const std::string& open_path, const std::string& path,
         std::vector<PluginVariant> variants;
         Registration r{path, &taken, &variants, {}, {}};
         const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
+        g_probe_verdict_fd = fds[1];
+        report_throws_as_such();
         try {
           init(KVBENCH_ABI_VERSION, &host);
         } catch (...) {
