@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string_view>
@@ -151,6 +152,26 @@ std::string signal_name(int s) {
 // plugin's status, 0 included), throw or hang is refused naming what happened, and kvbench goes
 // on to its one-line error. What the child prints is dropped; the parent's own load below
 // reports every other refusal (the loader's, a missing symbol, a version, a fail()).
+// While it lives, what is written to stdout goes to stderr: a plugin printing as it loads or in
+// its init would otherwise put its text first in `list --format csv` or in a worker's protocol.
+class StdoutToStderr {
+ public:
+  StdoutToStderr() : saved_((std::fflush(stdout), ::dup(STDOUT_FILENO))) {
+    if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  ~StdoutToStderr() {
+    std::fflush(stdout);  // the plugin's buffered text, to stderr still
+    if (saved_ < 0) return;
+    ::dup2(saved_, STDOUT_FILENO);
+    ::close(saved_);
+  }
+  StdoutToStderr(const StdoutToStderr&) = delete;
+  StdoutToStderr& operator=(const StdoutToStderr&) = delete;
+
+ private:
+  int saved_;
+};
+
 // The probe child's verdict pipe, for its terminate handler.
 int g_probe_verdict_fd = -1;
 
@@ -417,6 +438,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     // A path without '/' would make dlopen search the library path: load the file given.
     const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
     probe(open_path, path, taken);
+    const StdoutToStderr shield;  // what the plugin prints while it loads is no output of ours
     void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();

@@ -25,6 +25,15 @@ check() {  # name expected_rc pattern command...: the exit status and a line of 
 cfg=$HERE/standin.yaml
 check "list names the plugin's variant" 0 '^1 reshape_and_cache_flash standin T=1 H=2 D=128' \
   "$K" list "$cfg" --plugin "$S/standin_good.so"
+# A plugin that prints in its init: the text goes to stderr, the CSV on stdout starts with its
+# header.
+first=$("$K" list "$cfg" --format csv --plugin "$S/standin_init_prints.so" 2>"$W/prints.err" | head -1)
+if [[ "$first" == case,* ]] && grep -q "standin: hello from init" "$W/prints.err"; then
+  echo "ok   a plugin's print in init goes to stderr, not into list --format csv"
+else
+  echo "FAIL a plugin's print in init: stdout starts '$first', stderr: $(head -2 "$W/prints.err")"
+  fail=1
+fi
 check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
 check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256, its largest$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200
