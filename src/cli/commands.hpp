@@ -29,6 +29,10 @@ Command add_ab(CLI::App& app);           // ab.cpp
 // Every subcommand, registered on `app` in the order `kvbench --help` lists them.
 std::vector<Command> add_commands(CLI::App& app);
 
+// Whether this process has loaded a plugin (plugin/loader.hpp): its destructors would run at
+// exit, so the executable's main ends with _Exit then.
+bool plugin_loaded();
+
 // The whole command line (argv[0] is the program's name): the exit code, with every failure one
 // line on stderr (entry.cpp).
 int run_command_line(int argc, const char* const* argv);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/commands.hpp"
 #include "cli/flags.hpp"
 #include "core/operation.hpp"
 #include "ops/launch.hpp"
@@ -177,5 +178,7 @@ void check_plugins_unchanged(const plugin::Plugins& plugins, const std::string& 
     throw plugin::PluginError("the plugins are not the files the run started with (run: " +
                               expected + "; now: " + have.dump() + ")");
 }
+
+bool plugin_loaded() { return plugin::plugin_loaded(); }
 
 }  // namespace kvbench::cli

@@ -425,6 +425,12 @@ const PluginVariant* Plugins::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+bool g_plugin_loaded = false;
+}  // namespace
+
+bool plugin_loaded() { return g_plugin_loaded; }
+
 void Plugins::load(const std::vector<std::string>& paths, const std::vector<std::string>& taken) {
   for (const std::string& path : paths) {
     for (const PluginInfo& seen : info_)
@@ -439,6 +445,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
     probe(open_path, path, taken);
     const StdoutToStderr shield;  // what the plugin prints while it loads is no output of ours
+    g_plugin_loaded = true;
     void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();

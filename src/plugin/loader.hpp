@@ -78,6 +78,10 @@ class Plugins {
 // name, an unknown operation or no launch function.
 Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken);
 
+// Whether this process has loaded a plugin (dlopen, beyond the probe child): its destructors
+// would run when the process exits, so kvbench's executable ends with _Exit instead (main.cpp).
+bool plugin_loaded();
+
 // Whether `name` is a valid variant name: [a-z0-9_], 1 to 32 characters.
 bool valid_variant_name(const std::string& name);
 

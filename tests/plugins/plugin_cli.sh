@@ -34,6 +34,8 @@ else
   echo "FAIL a plugin's print in init: stdout starts '$first', stderr: $(head -2 "$W/prints.err")"
   fail=1
 fi
+check "a plugin whose destructor aborts ends no command" 0 '^1 reshape_and_cache_flash standin T=1' \
+  "$K" list "$cfg" --plugin "$S/standin_dtor_aborts.so"
 check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
 check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256, its largest$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200

@@ -46,6 +46,11 @@ static int32_t launch(const kvb_args* args, void* stream, char* message, size_t 
   return 7;
 }
 
+#ifdef STANDIN_DTOR_ABORTS
+/* Aborts as the process ends (a destructor of the plugin's). */
+__attribute__((destructor)) static void abort_at_exit(void) { abort(); }
+#endif
+
 #ifdef STANDIN_LOAD_EXITS
 /* Ends the process, status 0, as the loader runs its constructors. */
 __attribute__((constructor)) static void end_at_load(void) { exit(0); }
