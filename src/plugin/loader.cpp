@@ -172,6 +172,24 @@ class StdoutToStderr {
   int saved_;
 };
 
+// While it lives a plugin may change directory; after, the process is back where it was, so a
+// relative -o, config or baseline named before the plugin loaded means the same file after.
+class KeepDirectory {
+ public:
+  KeepDirectory() : dir_(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  ~KeepDirectory() {
+    if (dir_ < 0) return;
+    const int ignored = ::fchdir(dir_);
+    (void)ignored;
+    ::close(dir_);
+  }
+  KeepDirectory(const KeepDirectory&) = delete;
+  KeepDirectory& operator=(const KeepDirectory&) = delete;
+
+ private:
+  int dir_;
+};
+
 // The probe child's verdict pipe, for its terminate handler.
 int g_probe_verdict_fd = -1;
 
@@ -445,6 +463,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
     probe(open_path, path, taken);
     const StdoutToStderr shield;  // what the plugin prints while it loads is no output of ours
+    const KeepDirectory here;     // nor does its chdir move our relative paths
     g_plugin_loaded = true;
     void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {

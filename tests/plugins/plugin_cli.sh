@@ -36,6 +36,17 @@ else
 fi
 check "a plugin whose destructor aborts ends no command" 0 '^1 reshape_and_cache_flash standin T=1' \
   "$K" list "$cfg" --plugin "$S/standin_dtor_aborts.so"
+# A plugin that changes directory in its init: a relative -o still names the file in the
+# directory kvbench was started in (a stand-in worker runs the cases).
+mkdir -p "$W/chdir" && rm -f "$W/chdir/r.csv"
+(cd "$W/chdir" && STANDIN_KVBENCH=$K KVBENCH_WORKER="python3 $ROOT/tests/workers/standin_worker.py" \
+  "$K" run "$cfg" --case 0 --plugin "$S/standin_init_chdir.so" -o r.csv >/dev/null 2>&1)
+if [ -s "$W/chdir/r.csv" ] && grep -q '"csv": "r.csv"' "$W/chdir/r.csv.json"; then
+  echo "ok   a plugin's chdir in init moves no relative path"
+else
+  echo "FAIL a plugin's chdir in init: no $W/chdir/r.csv with its sidecar"
+  fail=1
+fi
 check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
 check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256, its largest$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200

@@ -59,6 +59,9 @@ __attribute__((constructor)) static void end_at_load(void) { exit(0); }
 #ifndef STANDIN_NO_INIT
 KVBENCH_PLUGIN_API int32_t kvbench_plugin_init(uint32_t abi_version, const kvb_host* host) {
   (void)abi_version;
+#ifdef STANDIN_INIT_CHDIR
+  if (chdir("/") != 0) return 1;
+#endif
 #ifdef STANDIN_INIT_PRINTS
   printf("standin: hello from init\n"); /* buffered: it leaves at the next flush */
 #endif
