@@ -123,15 +123,17 @@ TEST_F(Outputs, TheSidecarOfALinkedCsvIsBesideItsTarget) {
   EXPECT_EQ(sidecar_path(at("dangling.csv")), at("dangling.csv") + ".json");
 }
 
-// One writer per output: a second lock of the same file, under any spelling, is refused naming
-// the holder; the lock ends with its holder; other outputs are free.
+// One writer per output: a second lock of the same file, under any spelling or hard link, is
+// refused naming the holder; the lock ends with its holder; other outputs are free.
 TEST_F(Outputs, OneWriterPerOutput) {
   const std::string locks = at("locks");
   put(at("real.csv"), "rows\n");
   fs::create_symlink("real.csv", at("latest.csv"));
+  fs::create_hard_link(at("real.csv"), at("hard.csv"));  // the same file under another name
   {
     const OutputLock first("--output", at("real.csv"), locks);
-    for (const std::string& same : {at("real.csv"), at("latest.csv"), dir_ + "/./real.csv"}) {
+    for (const std::string& same :
+         {at("real.csv"), at("latest.csv"), dir_ + "/./real.csv", at("hard.csv")}) {
       try {
         const OutputLock second("--output", same, locks);
         ADD_FAILURE() << same << ": a second writer was let in";

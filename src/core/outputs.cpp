@@ -57,22 +57,17 @@ std::string error_text(int err) { return std::strerror(err); }
 
 }  // namespace
 
-OutputLock::OutputLock(const std::string& flag, const std::string& path,
-                       const std::string& lock_dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
-  if (ec) return;
-  fs::create_directories(lock_dir, ec);
-  const std::string lock =
-      (fs::path(lock_dir) / (fnv1a64_hex(resolved.string()) + ".lock")).string();
-  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) return;
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+namespace {
+
+// An exclusive flock on `lock` (a file it creates), its pid written in; -1 when the lock file
+// cannot be made. Throws std::invalid_argument naming the holder when another process has it.
+int take_lock(const std::string& flag, const std::string& path, const std::string& lock) {
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {};
-    const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
-    ::close(fd_);
-    fd_ = -1;
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
     std::string holder = n > 0 ? std::string(pid, static_cast<std::size_t>(n)) : "";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
     throw std::invalid_argument(
@@ -80,14 +75,46 @@ OutputLock::OutputLock(const std::string& flag, const std::string& path,
         " is writing it (" + lock + "); wait for it to end, or write elsewhere");
   }
   const std::string me = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) == 0) {
-    const ssize_t written = ::pwrite(fd_, me.data(), me.size(), 0);
+  if (::ftruncate(fd, 0) == 0) {
+    const ssize_t written = ::pwrite(fd, me.data(), me.size(), 0);
     (void)written;  // the pid is a courtesy to the next writer's message
+  }
+  return fd;
+}
+
+}  // namespace
+
+// Two locks: by the resolved path (an output that does not exist yet) and, for one that does,
+// by its device and inode, so a hard link to it, another name of the same file, is the same
+// output too.
+OutputLock::OutputLock(const std::string& flag, const std::string& path,
+                       const std::string& lock_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return;
+  fs::create_directories(lock_dir, ec);
+  const auto lock_file = [&](const std::string& key) {
+    return (fs::path(lock_dir) / (fnv1a64_hex(key) + ".lock")).string();
+  };
+  fd_ = take_lock(flag, path, lock_file(resolved.string()));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    try {
+      inode_fd_ = take_lock(
+          flag, path,
+          lock_file("inode " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino)));
+    } catch (...) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = -1;
+      throw;
+    }
   }
 }
 
 OutputLock::~OutputLock() {
-  if (fd_ >= 0) ::close(fd_);  // releases the lock
+  if (fd_ >= 0) ::close(fd_);  // releases the locks
+  if (inode_fd_ >= 0) ::close(inode_fd_);
 }
 
 bool is_special_file(const std::string& path) {

@@ -55,12 +55,15 @@ class OutputLock {
  public:
   OutputLock(const std::string& flag, const std::string& path, const std::string& lock_dir);
   ~OutputLock();
-  OutputLock(OutputLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  OutputLock(OutputLock&& other) noexcept : fd_(other.fd_), inode_fd_(other.inode_fd_) {
+    other.fd_ = other.inode_fd_ = -1;
+  }
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;
 
  private:
-  int fd_ = -1;
+  int fd_ = -1;        // the lock of the resolved path
+  int inode_fd_ = -1;  // of the file's device and inode, when it exists
 };
 
 // True when `path` exists (following symlinks) and is not a regular file or a directory.
