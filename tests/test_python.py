@@ -250,6 +250,28 @@ class List(unittest.TestCase):
             else:
                 self.assertEqual(done.stderr, "")
 
+    def test_supports_calling_os_exit(self):
+        """os._exit in supports() does not end `list --plan` with exit 0 and no word: the case
+        says so, and the command exits 3 naming the variant."""
+        path = program("exits", """\
+            import os
+
+            def supports(args):
+                os._exit(0)
+
+            @kvbench.variant("pyexit", op="reshape_and_cache_flash", supports=supports)
+            def launch(args, stream):
+                pass
+            """)
+        done = run_program(path, "list", SMOKE, "--variants", "pyexit", "--plan",
+                           "--device-profile", "h100")
+        lines = [line for line in done.stdout.splitlines() if " pyexit " in line]
+        self.assertTrue(lines and all(line.endswith(
+            "| not supported: supports() called os._exit(0), which would end kvbench")
+            for line in lines), done.stdout)
+        one_line(self, done, 3, r"^kvbench: supports\(\) of variant 'pyexit' \(exits.py\) called "
+                 r"os._exit\(0\), which would end kvbench; a supports\(\) returns its answer$")
+
 
 class Example(unittest.TestCase):
     """examples/python/torch_concat.py (docs/python.md's example) registers and plans: every

@@ -157,6 +157,27 @@ def _shown(value):
 # Where a KeyboardInterrupt reached a callback during this process's kvbench_main: kvbench goes
 # on (C cannot be unwound by a Python exception), and kvbench.main then returns 130 (_run).
 _interrupts = []
+# Callbacks that called os._exit (which ends the process with no word, whatever kvbench was
+# doing: `list --plan` would exit 0 with nothing printed): stopped, named, and exit 3 at the end.
+_exits = []
+
+
+class _ExitCalled(BaseException):
+    """os._exit called in a callback: raised instead of ending the process."""
+
+
+def _no_exit(status):
+    raise _ExitCalled(f"called os._exit({status!r}), which would end kvbench")
+
+
+def _guarded(fn, *args):
+    """fn(*args) with os._exit raising _ExitCalled instead of ending the process."""
+    real = os._exit
+    os._exit = _no_exit
+    try:
+        return fn(*args)
+    finally:
+        os._exit = real
 
 # What a callback answers when even its error handling fails (it must answer C something valid).
 _SUPPORTS_FAILED = ctypes.c_char_p(b"supports() failed")
@@ -190,11 +211,14 @@ class _Variant:
     def _supports(self, args):
         try:
             try:
-                why = self.supports(CaseArgs(args))
+                why = _guarded(self.supports, CaseArgs(args))
                 if why is None or (isinstance(why, str) and why == ""):
                     return None
                 if not isinstance(why, str):
                     why = f"supports() returned {_shown(why)}, not a str or None"
+            except _ExitCalled as e:
+                why = f"supports() {e}"
+                _exits.append(f"supports() of variant {_shown(self.name)} ({self.source}) {e}")
             except BaseException as e:  # noqa: BLE001 - any error is the case's reason
                 if isinstance(e, KeyboardInterrupt):
                     _interrupts.append(f"supports() of variant {_shown(self.name)} ({self.source})")
@@ -366,7 +390,12 @@ def _run(argv, worker):
     sys.stdout.flush()
     sys.stderr.flush()
     del _interrupts[:]
+    del _exits[:]
     code = lib.kvbench_main(len(keep), args)
+    if _exits:
+        print(f"kvbench: {_exits[0]}; a supports() returns its answer", file=sys.stderr,
+              flush=True)
+        return EXIT_BAD_INPUT
     # A KeyboardInterrupt in a callback was that case's reason (or failure); the command then
     # ends as kvbench ends after SIGINT. A worker leaves it to the case: its parent run owns
     # SIGINT and ends the run itself.
