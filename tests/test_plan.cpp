@@ -278,3 +278,36 @@ TEST(PlanCoverage, ValidationSweepTakesEveryPath) {
 
 }  // namespace
 }  // namespace kvbench
+
+namespace kvbench {
+namespace {
+
+// `list --plan` and `run` refuse a concat_and_cache_mla case in the same words: a layout and a
+// scale that do not go together were planned although `run` called them not_supported.
+TEST(Plan, MlaCasesRunRefusesAreNotPlanned) {
+  const Config config = parse_config(R"(
+sweeps:
+  - kernel: concat_and_cache_mla
+    axes: {layout: fp8_ds_mla, scale: none, out_dtype: fp8_e4m3, num_tokens: 1}
+  - kernel: concat_and_cache_mla
+    name: b
+    axes: {layout: nhd, scale: tile_raw, num_tokens: 1}
+  - kernel: concat_and_cache_mla
+    name: c
+    axes: {layout: fp8_ds_mla, scale: tile_pow2, out_dtype: fp8_e4m3, num_tokens: 1}
+)",
+                                     "t.yaml");
+  const kernels::DeviceProps h100 = kernels::device_profile("h100");
+  ASSERT_EQ(config.cases.size(), 3u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const CasePlan p = case_plan(config.cases[i], h100);
+    EXPECT_EQ(p.text, "not supported: " + mla_unsupported(config.cases[i])) << i;
+    EXPECT_FALSE(mla_unsupported(config.cases[i]).empty()) << i;
+    EXPECT_EQ(p.key, "") << i;
+  }
+  EXPECT_EQ(mla_unsupported(config.cases[2]), "");
+  EXPECT_EQ(case_plan(config.cases[2], h100).text.rfind("not supported", 0), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -1,5 +1,7 @@
 #include "ops/mla_cache/launch.hpp"
 
+#include "kernels/mla_cache/mla_cache.hpp"
+
 namespace kvbench {
 
 kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
@@ -29,7 +31,17 @@ kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
   return a;
 }
 
+std::string mla_unsupported(const Case& c) {
+  if (!kernels::mla_cache_supported(c.in_dtype, c.out_dtype))
+    return "dtype pair " + std::string(to_string(c.in_dtype)) + "->" +
+           std::string(to_string(c.out_dtype)) +
+           " not supported (inputs: f16, bf16; caches: f16, bf16, fp8_e4m3, fp8_e5m2)";
+  return mla_refusal(c);
+}
+
 CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device) {
+  if (const std::string why = mla_unsupported(c); !why.empty())
+    return {"not supported: " + why, ""};
   const bool scaled = params_of<MlaCacheParams>(c).scale == MlaScale::per_tensor;
   const MlaCacheBuffers b{plan_allocation<void>(0), plan_allocation<void>(1),
                           plan_allocation<std::int64_t>(2),

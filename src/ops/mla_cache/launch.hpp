@@ -20,6 +20,10 @@ struct MlaCacheBuffers {
 kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
                                      const MlaCacheBuffers& b);
 
+// "" when the kernels take case c, else why not: its dtype pair, then mla_refusal. What `run`
+// calls not_supported and `list --plan` prints as not supported, in the same words.
+std::string mla_unsupported(const Case& c);
+
 // case_plan (ops/launch.hpp) of a concat_and_cache_mla case.
 CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device);
 

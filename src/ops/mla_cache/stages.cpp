@@ -225,14 +225,7 @@ class MlaCacheSets final : public CaseSets {
 std::unique_ptr<CaseSets> mla_cache_sets(const Case& c, std::uint64_t seed,
                                          const ValidationOptions& options,
                                          const LaunchOverride& override_launch, Row& row) {
-  if (!kernels::mla_cache_supported(c.in_dtype, c.out_dtype)) {
-    row.status = Status::not_supported;
-    row.reason = "dtype pair " + std::string(to_string(c.in_dtype)) + "->" +
-                 std::string(to_string(c.out_dtype)) +
-                 " not supported (inputs: f16, bf16; caches: f16, bf16, fp8_e4m3, fp8_e5m2)";
-    return nullptr;
-  }
-  if (std::string why = mla_refusal(c); !why.empty()) {
+  if (std::string why = mla_unsupported(c); !why.empty()) {
     row.status = Status::not_supported;
     row.reason = why;
     return nullptr;
