@@ -68,6 +68,8 @@ def read_result_rows(path):
         line, column = data.count(b"\n", 0, at) + 1, at - data.rfind(b"\n", 0, at)
         raise InputError(f"{path}:{line}:{column}: byte 0x{data[at]:02x} is not UTF-8 "
                          f"(is this a result CSV?)")
+    if data and not text.strip("\r\n"):  # as kvbench says of blank lines (one \r, say)
+        raise InputError(f"{path}:1: no header line (is this a result CSV?)")
     if data and not data.endswith(b"\n"):
         line = data.count(b"\n") + 1
         raise InputError(f"{path}:{line}: no newline at the end of the last line "

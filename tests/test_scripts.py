@@ -1218,6 +1218,11 @@ class BadInputIsExit3(unittest.TestCase):
         self.assert_every_reader_refuses(
             path, "cut.csv:65: no newline at the end of the last line (a row cut short?)")
 
+    def test_a_file_of_one_carriage_return_has_no_header(self):
+        # kvbench says "no header line" of it; the scripts said a row was cut short.
+        path = self.write("cr.csv", b"\r")
+        self.assert_every_reader_refuses(path, "cr.csv:1: no header line (is this a result CSV?)")
+
     def test_a_median_of_nan_or_below_zero_is_refused(self):
         for value in ("nan", "-1", "inf"):
             lines = self.smoke().split(b"\n")

@@ -1,6 +1,8 @@
 // `kvbench merge OUT.csv SHARD.csv...`: the CSVs of a sharded run (`--shard I/N`, one per host or
 // Slurm task) as one, in case order, with one sidecar listing every device. Refuses shards of
 // another schema or config and duplicate cases; names the cases no shard holds.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -70,6 +72,12 @@ struct Shards {
 Shards read_sidecars(const std::vector<std::string>& shards) {
   Shards s;
   for (const std::string& path : shards) {
+    // A pipe (<(cat s0.csv)) has no sidecar beside it; its link's target (pipe:[N]) is no name.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode))
+      throw std::invalid_argument("shard " + path +
+                                  ": a pipe, which has no sidecar (merge needs each shard's "
+                                  "<csv>.json beside it: name the shard's file)");
     s.sidecars.push_back(
         slurp(sidecar_path(path), "sidecar (merge needs each shard's <csv>.json)"));
     s.sidecar_paths.push_back(sidecar_path(path));
