@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -188,6 +189,30 @@ class KeepDirectory {
 
  private:
   int dir_;
+};
+
+// While it lives a plugin may block signals or take them over; after, the signal mask and the
+// dispositions kvbench relies on (SIGINT and SIGTERM end a run cleanly, SIGPIPE is ignored,
+// SIGCHLD reaps workers) are back as they were.
+class KeepSignals {
+ public:
+  KeepSignals() {
+    ::sigprocmask(SIG_SETMASK, nullptr, &mask_);
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      ::sigaction(kSignals[i], nullptr, &actions_[i]);
+  }
+  ~KeepSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      ::sigaction(kSignals[i], &actions_[i], nullptr);
+    ::sigprocmask(SIG_SETMASK, &mask_, nullptr);
+  }
+  KeepSignals(const KeepSignals&) = delete;
+  KeepSignals& operator=(const KeepSignals&) = delete;
+
+ private:
+  static constexpr std::array<int, 4> kSignals{SIGINT, SIGTERM, SIGPIPE, SIGCHLD};
+  sigset_t mask_{};
+  std::array<struct sigaction, 4> actions_{};
 };
 
 // The probe child's verdict pipe, for its terminate handler.
@@ -464,6 +489,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     probe(open_path, path, taken);
     const StdoutToStderr shield;  // what the plugin prints while it loads is no output of ours
     const KeepDirectory here;     // nor does its chdir move our relative paths
+    const KeepSignals signals;    // nor do its signal mask and handlers stay
     g_plugin_loaded = true;
     void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {

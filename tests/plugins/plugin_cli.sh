@@ -47,6 +47,26 @@ else
   echo "FAIL a plugin's chdir in init: no $W/chdir/r.csv with its sidecar"
   fail=1
 fi
+# A plugin that blocks every signal and ignores SIGTERM in its init: SIGTERM still ends a run,
+# with 143 (the loader restores the mask and the handlers).
+mkdir -p "$W/signals"
+(cd "$W/signals" && STANDIN_KVBENCH=$K STANDIN_DELAY=2 \
+   KVBENCH_WORKER="python3 $ROOT/tests/workers/standin_worker.py" \
+   exec "$K" run "$cfg" --plugin "$S/standin_init_blocks_signals.so" -o r.csv >/dev/null 2>&1) &
+pid=$!
+sleep 1.5
+kill -TERM "$pid" 2>/dev/null
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then
+  kill -KILL "$pid"
+  echo "FAIL a plugin that blocks signals: SIGTERM did not end the run"
+  fail=1
+else
+  wait "$pid"
+  rc=$?
+  if [ "$rc" = 143 ]; then echo "ok   a plugin that blocks signals: SIGTERM ends the run (143)"
+  else echo "FAIL a plugin that blocks signals: exit $rc after SIGTERM, want 143"; fail=1; fi
+fi
 check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
 check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256, its largest$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200

@@ -59,6 +59,14 @@ __attribute__((constructor)) static void end_at_load(void) { exit(0); }
 #ifndef STANDIN_NO_INIT
 KVBENCH_PLUGIN_API int32_t kvbench_plugin_init(uint32_t abi_version, const kvb_host* host) {
   (void)abi_version;
+#ifdef STANDIN_INIT_BLOCKS_SIGNALS
+  {
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+    signal(SIGTERM, SIG_IGN);
+  }
+#endif
 #ifdef STANDIN_INIT_CHDIR
   if (chdir("/") != 0) return 1;
 #endif
