@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host: the proof of `kvbench ab` (docs/gate.md, "Proof on a GPU"). Stages, in
-# STAGES (default "check record power null null_decode"), run in that order:
+# STAGES (default "check record power null null_decode"), run in the order given:
 #   check   the board; the GPU tests of the timer and runner (test_gpu, test_cupti); smoke.yaml
 #   record  quick_perf.yaml (events) and context.yaml's T <= 128 after a producer (CUPTI) with
 #           --save-samples: real samples for the CPU tests of the verdict statistics
@@ -30,22 +30,22 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv,noheader | tee "$W/board.txt"
 
-if has check && left check; then
+stage_check() {
   for t in test_gpu test_cupti; do
-    timeout 240 "$BIN/$t" --gtest_brief=1 >"$W/$t.log" 2>&1
+    timeout "${CHECK_TIMEOUT:-240}" "$BIN/$t" --gtest_brief=1 >"$W/$t.log" 2>&1
     echo "$t: rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$W/$t.log" | tr '\n' ' ')" | tee -a "$W/notes.txt"
   done
   "$KVBENCH" run configs/smoke.yaml -o "$W/smoke.csv" >"$W/smoke.log" 2>&1
   echo "smoke: rc=$? $(tail -1 "$W/smoke.log")" | tee -a "$W/notes.txt"
-fi
+}
 
-if has record && left record; then
+stage_record() {
   "$KVBENCH" run configs/quick_perf.yaml --save-samples -o "$W/record_quick.csv" >"$W/record_quick.log" 2>&1
   echo "record quick_perf: rc=$? $(tail -1 "$W/record_quick.log")" | tee -a "$W/notes.txt"
   "$KVBENCH" run configs/studies/context.yaml --context after_producer --timer cupti --save-samples \
     -o "$W/record_context.csv" >"$W/record_context.log" 2>&1
   echo "record context: rc=$? $(tail -1 "$W/record_context.log")" | tee -a "$W/notes.txt"
-fi
+}
 
 # A build that is this kvbench with the delayed kernel planted, its delays per case.
 planted() {  # NAME DELAYS
@@ -54,7 +54,7 @@ planted() {  # NAME DELAYS
   echo "$W/$1"
 }
 
-if has power && left power; then
+stage_power() {
   cfg=tests/configs/gate_power.yaml
   for ctx in back_to_back after_producer; do
     left "power $ctx" || break
@@ -73,22 +73,26 @@ if has power && left power; then
       done
     done
   done
-fi
+}
 
-if has null && left null; then
+stage_null() {
   s=$SECONDS
   "$KVBENCH" ab "$KVBENCH" "$KVBENCH" configs/quick_perf.yaml --rounds "$NULL_ROUNDS" \
     --max-rounds $((NULL_ROUNDS + 6)) -o "$W/null_quick.csv" >"$W/null_quick.md" 2>"$W/null_quick.log"
   echo "null quick_perf: rc=$? in $((SECONDS - s)) s: $(tail -1 "$W/null_quick.md")" | tee -a "$W/notes.txt"
-fi
+}
 
-if has null_decode && left null_decode; then
+stage_null_decode() {
   s=$SECONDS
   "$KVBENCH" ab "$KVBENCH" "$KVBENCH" configs/perf.yaml --max-tokens 128 --context after_producer \
     --timer cupti --rounds "$NULL_ROUNDS" --max-rounds $((NULL_ROUNDS + 6)) \
     -o "$W/null_decode.csv" >"$W/null_decode.md" 2>"$W/null_decode.log"
   echo "null perf T<=128 after_producer cupti: rc=$? in $((SECONDS - s)) s: $(tail -1 "$W/null_decode.md")" | tee -a "$W/notes.txt"
-fi
+}
+
+for stage in $STAGES; do
+  left "$stage" && "stage_$stage"
+done
 
 "$PYTHON" tools/remote/gate_table.py table "$W" >"$OUT_DIR/table.md"
 rm -rf "$W/cache"
