@@ -1,9 +1,11 @@
-// `kvbench ab BASE CURRENT CONFIG`: two kvbench builds on one board in one run. A worker of each
-// build (docs/workers.md) runs every case in turn, the order alternating case by case and round
-// by round (A B, B A, ...), so a drift of the board falls on both builds alike; each case's
-// samples of every round give its verdict (core/sample_verdict.hpp); an ambiguous case is run
-// again, two rounds at a time, up to --max-rounds. Nothing is stored between the builds: this is
-// the gate a pull request's CI runs (docs/gate.md, "kvbench ab").
+// `kvbench ab BASE CURRENT CONFIG`: two kvbench builds on one board in one run. Each round starts
+// a fresh worker of each build (docs/workers.md), which run every open case in turn, the order
+// alternating case by case and round by round (A B, B A, ...), so a drift of the board falls on
+// both builds alike; fresh workers each round make the few percent by which two processes of one
+// build differ a part of the rounds' spread. Each case's rounds give its verdict
+// (core/sample_verdict.hpp, judge_rounds); an ambiguous case runs more rounds, up to
+// --max-rounds. Nothing is stored between the builds: this is the gate a pull request's CI runs
+// (docs/gate.md, "kvbench ab").
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +39,7 @@ struct AbArgs {
   std::vector<std::size_t> cases;
   std::int64_t max_tokens = kAllTokens;
   std::uint64_t max_cases = kDefaultMaxCases;
-  int rounds = 4, max_rounds = 12;
+  int rounds = 4, max_rounds = 16;
   std::string threshold = "5";
   std::string junit, output;
   double case_timeout_s = 900;
@@ -48,8 +50,8 @@ const char* const kSideName[] = {"BASE", "CURRENT"};
 
 // What one build reported of one case, over the rounds so far.
 struct Side {
-  std::vector<double> samples_us;
-  std::vector<std::string> key;  // the row's case-key fields
+  std::vector<std::vector<double>> rounds_us;  // each round's samples
+  std::vector<std::string> key;                // the row's case-key fields
   std::string status, reason;
   bool timed = false;
   int rows = 0;
@@ -97,35 +99,28 @@ class AbRun {
     report_.threshold = threshold;
   }
 
-  // Runs rounds until every case is decided or has had --max-rounds; 0, or the signal.
+  // Runs rounds, each on fresh workers, until every case is decided (from --rounds on) or has
+  // had --max-rounds; 0, or the signal.
   int run(SupervisorOptions options) {
-    int done_rounds = 0;
-    while (done_rounds < a_.max_rounds) {
-      const int batch = done_rounds == 0 ? a_.rounds : std::min(2, a_.max_rounds - done_rounds);
+    for (int r = 0; r < a_.max_rounds; ++r) {
       std::vector<std::size_t> jobs;
       options.worker_of.clear();
-      std::size_t open = 0;
-      for (int r = done_rounds; r < done_rounds + batch; ++r) {
-        std::size_t pos = 0;
-        for (std::size_t k : cases_) {
-          if (!state_[k].open) continue;
-          const std::size_t first = (static_cast<std::size_t>(r) + pos++) % 2;
-          for (std::size_t side : {first, 1 - first}) {
-            jobs.push_back(k);
-            options.worker_of.push_back(side);
-          }
+      std::size_t pos = 0;
+      for (std::size_t k : cases_) {
+        if (!state_[k].open) continue;
+        const std::size_t first = (static_cast<std::size_t>(r) + pos++) % 2;
+        for (std::size_t side : {first, 1 - first}) {
+          jobs.push_back(k);
+          options.worker_of.push_back(side);
         }
-        open = pos;
       }
       if (jobs.empty()) break;
-      std::fprintf(stderr, "kvbench ab: rounds %d-%d of %zu cases\n", done_rounds + 1,
-                   done_rounds + batch, open);
+      std::fprintf(stderr, "kvbench ab: round %d of %zu cases\n", r + 1, pos);
       SupervisorEvents events;
       events.ready = [this](std::size_t w, const std::string& json) { ready(w, json); };
       events.done = [this](const CaseOutcome& o) { done(o); };
       if (const int signal = supervise(jobs, options, events)) return signal;
-      done_rounds += batch;
-      decide(done_rounds >= a_.max_rounds);
+      if (r + 1 >= a_.rounds) decide(r + 1 >= a_.max_rounds);
     }
     decide(true);
     return 0;
@@ -182,7 +177,13 @@ class AbRun {
       throw WorkerFatal(kBadInput, std::string(kSideName[o.worker]) +
                                        " sent a timed row without its samples: a kvbench build "
                                        "without `samples` in its worker (older than `kvbench ab`)");
-    s.samples_us.insert(s.samples_us.end(), o.samples_us.begin(), o.samples_us.end());
+    s.rounds_us.push_back(o.samples_us);
+  }
+
+  static double step_of(const std::vector<std::vector<double>>& rounds) {
+    std::vector<double> all;
+    for (const auto& r : rounds) all.insert(all.end(), r.begin(), r.end());
+    return timer_step(all);
   }
 
   static bool failed(const Side& s) {
@@ -223,10 +224,9 @@ class AbRun {
       v.verdict = Verdict::unknown;
       v.note = "not timed (" + (b.timed ? cur.status : b.status) + ")";
     } else {
-      v.base_step_us = timer_step(b.samples_us);
-      v.current_step_us = timer_step(cur.samples_us);
-      v.judgement = judge_samples(b.samples_us, v.base_step_us, cur.samples_us, v.current_step_us,
-                                  report_.threshold);
+      v.judgement = judge_rounds(b.rounds_us, cur.rounds_us, report_.threshold);
+      v.base_step_us = step_of(b.rounds_us);
+      v.current_step_us = step_of(cur.rounds_us);
       v.verdict = v.rounds < a_.rounds ? Verdict::ambiguous : v.judgement.verdict;
     }
     return v;
@@ -307,7 +307,7 @@ Command add_ab(CLI::App& app) {
                  "Rounds every case runs, each build once a round (default 4)")
       ->check(number_in(2, true, 1000));
   ab->add_option("--max-rounds", a->max_rounds,
-                 "Rounds an ambiguous case may take before it is called ambiguous (default 12)")
+                 "Rounds an ambiguous case may take before it is called ambiguous (default 16)")
       ->check(number_in(2, true, 1000));
   ab->add_option("--threshold", a->threshold,
                  "Percent: same within it, slower or faster beyond half of it (default 5)")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace kvbench {
@@ -73,20 +74,19 @@ SampleEstimate estimate(const std::vector<double>& samples_us, double step_us) {
   return e;
 }
 
-SampleJudgement judge_samples(const std::vector<double>& baseline_us, double baseline_step_us,
-                              const std::vector<double>& current_us, double current_step_us,
-                              double threshold) {
-  SampleJudgement j;
-  j.baseline = estimate(baseline_us, baseline_step_us);
-  j.current = estimate(current_us, current_step_us);
+namespace {
+
+// The interval and verdict of `j`, its estimates set, with `half` the interval's half-width in
+// log ratio at least `floor_half`.
+void decide(SampleJudgement& j, double threshold, double floor_half) {
   const SampleEstimate &b = j.baseline, &c = j.current;
-  if (b.mean_us <= 0 || c.mean_us <= 0) return j;  // nothing to divide: ambiguous
+  if (b.mean_us <= 0 || c.mean_us <= 0) return;  // nothing to divide: ambiguous
   j.ratio = c.mean_us / b.mean_us;
   const double rb = b.se_us / b.mean_us, rc = c.se_us / c.mean_us;
-  const double half = kSampleZ * std::sqrt(rb * rb + rc * rc);  // in log ratio
+  const double half = std::max(floor_half, kSampleZ * std::sqrt(rb * rb + rc * rc));
   j.lo = j.ratio * std::exp(-half);
   j.hi = j.ratio * std::exp(half);
-  if (b.n < kMinVerdictSamples || c.n < kMinVerdictSamples) return j;
+  if (b.n < kMinVerdictSamples || c.n < kMinVerdictSamples) return;
   const double flag = 1 + threshold / 2, band = 1 + threshold;
   if (j.lo > flag)
     j.verdict = Verdict::slower;
@@ -94,6 +94,54 @@ SampleJudgement judge_samples(const std::vector<double>& baseline_us, double bas
     j.verdict = Verdict::faster;
   else if (j.lo > 1 / band && j.hi < band)
     j.verdict = Verdict::same;
+}
+
+}  // namespace
+
+SampleJudgement judge_samples(const std::vector<double>& baseline_us, double baseline_step_us,
+                              const std::vector<double>& current_us, double current_step_us,
+                              double threshold) {
+  SampleJudgement j;
+  j.baseline = estimate(baseline_us, baseline_step_us);
+  j.current = estimate(current_us, current_step_us);
+  decide(j, threshold, 0);
+  return j;
+}
+
+double t_quantile(int df) {
+  static constexpr double kT[] = {636.62, 31.60, 12.92, 8.61, 6.87, 5.96, 5.41, 5.04, 4.78, 4.59,
+                                  4.44,   4.32,  4.22,  4.14, 4.07, 4.01, 3.97, 3.92, 3.88, 3.85};
+  if (df < 1) return std::numeric_limits<double>::infinity();
+  if (df <= 20) return kT[df - 1];
+  return df <= 30 ? 3.73 : df <= 60 ? 3.55 : df <= 120 ? 3.42 : kSampleZ;  // at df 25, 40, 80
+}
+
+SampleJudgement judge_rounds(const std::vector<std::vector<double>>& baseline_rounds,
+                             const std::vector<std::vector<double>>& current_rounds,
+                             double threshold) {
+  std::vector<double> base, cur, logs;
+  const std::size_t rounds = std::min(baseline_rounds.size(), current_rounds.size());
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::vector<double> b = baseline_rounds[r], c = current_rounds[r];
+    base.insert(base.end(), b.begin(), b.end());
+    cur.insert(cur.end(), c.begin(), c.end());
+    if (b.empty() || c.empty()) continue;
+    const double mb = trimmed_mean(b), mc = trimmed_mean(c);
+    if (mb > 0 && mc > 0) logs.push_back(std::log(mc / mb));
+  }
+  SampleJudgement j;
+  j.baseline = estimate(base, timer_step(base));
+  j.current = estimate(cur, timer_step(cur));
+  // The spread of the rounds' ratios: fewer than two rounds cannot show it, so no verdict.
+  double half = std::numeric_limits<double>::infinity();
+  if (logs.size() >= 2) {
+    const double n = static_cast<double>(logs.size());
+    const double m = std::accumulate(logs.begin(), logs.end(), 0.0) / n;
+    double ss = 0;
+    for (double x : logs) ss += (x - m) * (x - m);
+    half = t_quantile(static_cast<int>(logs.size()) - 1) * std::sqrt(ss / (n - 1) / n);
+  }
+  decide(j, threshold, half);
   return j;
 }
 

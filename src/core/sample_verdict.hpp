@@ -58,4 +58,16 @@ SampleJudgement judge_samples(const std::vector<double>& baseline_us, double bas
                               const std::vector<double>& current_us, double current_step_us,
                               double threshold);
 
+// Two-sided 99.9% quantile of Student's t with `df` degrees of freedom (kSampleZ for many).
+double t_quantile(int df);
+
+// As judge_samples, for samples taken in rounds, each round by fresh worker processes of both
+// builds (kvbench ab): round r of each side is rounds[r]. Two processes of one build differ by
+// a few percent at the smallest sizes (their allocations, their graphs), which no count of
+// samples within a process averages out; so the interval is also at least t(R-1) standard
+// errors of the mean of the R per-round log ratios of trimmed means, whichever is wider.
+SampleJudgement judge_rounds(const std::vector<std::vector<double>>& baseline_rounds,
+                             const std::vector<std::vector<double>>& current_rounds,
+                             double threshold);
+
 }  // namespace kvbench

@@ -18,6 +18,8 @@ STANDIN_NAME: the device name it reports (default "Stand-in GPU").
 STANDIN_VARIANT_OPS: the operation of each --variants name the binary does not know, e.g.
   "pyvar=reshape_and_cache_flash" (unnamed ones: every operation), so cases number as the run's.
 STANDIN_SCALE: a factor on every time (a planted slowdown or speed-up for `kvbench ab`).
+STANDIN_PROCESS_JITTER: the relative spread of a factor drawn once per worker process (two
+  processes of one build differ so on a GPU at the smallest sizes).
 With "samples": true in --setup (run --save-samples, ab), each timed row comes after a
 `samples N ...` line of 200 times: the row's median with Gaussian noise of STANDIN_NOISE
 (relative, default 0.01).
@@ -102,6 +104,8 @@ def main():
     delay = float(os.environ.get("STANDIN_DELAY", "0"))
     time.sleep(float(os.environ.get("STANDIN_START_DELAY", "0")))
     device = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    jitter = float(os.environ.get("STANDIN_PROCESS_JITTER", "0"))
+    process_factor = random.Random(os.getpid() * 7 + int(time.time() * 1e6)).gauss(1, jitter)
     name = os.environ.get("STANDIN_NAME", "Stand-in GPU")
     uuid = "GPU-00000000-0000-0000-0000-00000000000" + (device[-1:] or "0")
     print("ready " + json.dumps({"device": {"name": name, "uuid": uuid},
@@ -137,7 +141,7 @@ def main():
             values.update(status="failed",
                           reason="device fault: an illegal memory access was encountered")
         else:
-            scale = float(os.environ.get("STANDIN_SCALE", "1"))
+            scale = float(os.environ.get("STANDIN_SCALE", "1")) * process_factor
             us = "%.3f" % ((10 + n % 7) * scale)
             noise = float(os.environ.get("STANDIN_NOISE", "0.01"))
             if setup.get("samples"):
