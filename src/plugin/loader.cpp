@@ -512,11 +512,15 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     Registration r{path, &taken, &variants_, {}, {}};
     const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
     std::int32_t status = 0;
+    const pid_t self = ::getpid();
     try {
       status = init(KVBENCH_ABI_VERSION, &host);
     } catch (...) {  // the probe saw it return; a plugin that throws only now is refused too
       refuse(path, "kvbench_plugin_init threw a C++ exception");
     }
+    // A plugin that forked in its init returns twice: the copy would go on as a second kvbench
+    // (a second list, a second run writing the same files). It ends here, silently.
+    if (::getpid() != self) ::_exit(0);
     if (!r.error.empty())
       refuse(path, "kvbench_plugin_init (ABI version " + std::to_string(KVBENCH_ABI_VERSION) +
                        "): " + r.error);

@@ -67,6 +67,11 @@ else
   if [ "$rc" = 143 ]; then echo "ok   a plugin that blocks signals: SIGTERM ends the run (143)"
   else echo "FAIL a plugin that blocks signals: exit $rc after SIGTERM, want 143"; fail=1; fi
 fi
+# A plugin that forks in its init: one list, not two (the copy ends where init returns).
+n=$("$K" list "$cfg" --format csv --plugin "$S/standin_init_forks.so" 2>/dev/null | grep -c '^case,')
+sleep 0.5
+if [ "$n" = 1 ]; then echo "ok   a plugin that forks in init: one list"
+else echo "FAIL a plugin that forks in init: $n lists"; fail=1; fi
 check "the variant needs its plugin" 3 "unknown variant 'standin'" "$K" list "$cfg"
 check "plan: supports() refuses" 0 '^5 .*standin .*D=512.* \| not supported: standin: head_size above 256, its largest$' \
   "$K" list "$cfg" --plugin "$S/standin_good.so" --plan --device-profile h200

@@ -67,6 +67,9 @@ KVBENCH_PLUGIN_API int32_t kvbench_plugin_init(uint32_t abi_version, const kvb_h
     signal(SIGTERM, SIG_IGN);
   }
 #endif
+#ifdef STANDIN_INIT_FORKS
+  (void)fork(); /* both processes return from init */
+#endif
 #ifdef STANDIN_INIT_CHDIR
   if (chdir("/") != 0) return 1;
 #endif
