@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tree speaks of kvbench alone: no tracked file may name the unit of work that produced a
-# change (history lives in git and in docs/perf-notes.md, keyed by date and commit). The word is
+# change (history lives in git and in docs/perf-notes/, keyed by date and commit). The word is
 # assembled here so that this file does not contain it.
 # Usage: history_words.sh SOURCE_DIR. Exit 0 clean, 1 with every offending file:line printed,
 # 77 (reported by ctest as skipped) when SOURCE_DIR is not a git checkout.

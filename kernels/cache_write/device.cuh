@@ -25,7 +25,7 @@ __device__ __forceinline__ std::int64_t physical_slot(const CacheWriteArgs& a, s
 // of the K and the V amax, both non-negative and never NaN (token_head.cu's vec_amax). A whole-warp
 // row takes one REDUX each: non-negative floats, +inf included, order as their bit patterns, so the
 // unsigned max is the float max, exactly. Narrower rows take xor shuffles, K's and V's interleaved
-// so that the two chains overlap (docs/perf-notes.md, "2026-12-06, 2abfd61").
+// so that the two chains overlap (perf-notes/2026-12, "2026-12-06, 2abfd61").
 __device__ __forceinline__ void group_max(float& k, float& v, int lanes, unsigned mask) {
 #if __CUDA_ARCH__ >= 800
   if (lanes == 32) {
@@ -42,7 +42,7 @@ __device__ __forceinline__ void group_max(float& k, float& v, int lanes, unsigne
 
 // The SWA table entry at p, read with an L2 evict-last policy: the table is read at scattered
 // places, and the K/V stream would otherwise evict its lines before the tokens that share them
-// come by (2.6-3.3% faster on the large SWA writes: docs/perf-notes.md, "2026-12-03, 9f428ec,
+// come by (2.6-3.3% faster on the large SWA writes: perf-notes/2026-12, "2026-12-03, 9f428ec,
 // fae5545, 8878a73").
 __device__ __forceinline__ std::int64_t swa_lookup(const std::int64_t* p) {
   std::uint64_t policy;
@@ -64,7 +64,7 @@ __device__ __forceinline__ void load_scales(const Args& a, int h, float& ks, flo
 // Stores one item's K and V vectors (converted, scaled when `scaled`) at kc and vc: the end of
 // both `optimized` and `slot_order` kernels. FAST_FIRST scaled writes store Divisor's fast
 // quotients before testing its range (store_scaled_pair); only the optimized variant's scaled
-// kernels do (measured there, docs/perf-notes.md, "2026-12-03, a0f039a"; slot_order's path was not
+// kernels do (measured there, perf-notes/2026-12, "2026-12-03, a0f039a"; slot_order's path was not
 // measured with it).
 template <bool FAST_FIRST, class Out, class In, int V>
 __device__ __forceinline__ void store_item(Out* kc, Out* vc, const Vec<In, V>& kx,
@@ -89,7 +89,7 @@ inline FastDiv block_size_div(const CacheWriteArgs& a) { return fast_div_below_2
 // Blocks per SM that the scaled kernels with 16-bit inputs are compiled for: their conversions
 // would take 52-60 registers (4 blocks of 256 threads per SM, 44% occupancy measured); capped at
 // 48 (5 blocks), the write of 131072 tokens bf16 -> fp8 went from 86% to 91-93% of the copy peak
-// (docs/perf-notes.md, "2026-12-02, 4f45e0a"). fp32 inputs (IEEE division per element) would spill
+// (perf-notes/2026-12, "2026-12-02, 4f45e0a"). fp32 inputs (IEEE division per element) would spill
 // under the cap.
 template <class In>
 constexpr int kScaledMinBlocks = sizeof(In) == 2 ? 5 : 1;

@@ -22,12 +22,12 @@ constexpr int kOptThreads = 256;
 // values live: with 16-bit outputs (8-element vectors) they took 44 registers, and above one
 // wave the write of 131072 tokens bf16 -> bf16 ran 7.7% slower than at 32; capped at 32 (8
 // blocks), as fast as before. With fp8 outputs the one-wave 8-element kernel takes 46-48 of the
-// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (docs/perf-notes.md, "2026-12-03,
+// 48 that 5 blocks allow, and ran 5.5% slower capped at 32 (perf-notes/2026-12, "2026-12-03,
 // a0f039a"). The 16-element fp8 kernel fits in 40 registers without spills: at 6 blocks per SM it
 // wrote 2-6% faster from T=4096 up, and 12% slower where the cap-5 kernel runs in one wave (D=80
-// T=4096), hence a copy of its own (MANY_WAVES) for launches past that wave (docs/perf-notes.md,
+// T=4096), hence a copy of its own (MANY_WAVES) for launches past that wave (perf-notes/2026-12,
 // "2026-12-03, 0cbd63d"). Grids past one wave at 5 per SM and within one at 6 (661-792 blocks on
-// 132 SMs) take it too: 0.5-6% faster there than the cap-5 kernel (docs/perf-notes.md, "2026-12-03,
+// 132 SMs) take it too: 0.5-6% faster there than the cap-5 kernel (perf-notes/2026-12, "2026-12-03,
 // 0cbd63d").
 template <class In, class Out, int V, bool MANY_WAVES>
 constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
@@ -39,7 +39,7 @@ constexpr int kScaledOptMinBlocks = sizeof(In) == 2 && sizeof(Out) == 2 ? 8
 // What the optimized kernel reads of CacheWriteArgs, with the token count and strides as I:
 // int32 where every offset it forms fits (opt_fits_int32), as in concat_2d. Then less address
 // arithmetic follows the slot load (the store's critical path at small T) and the argument is
-// smaller (docs/perf-notes.md, "2026-12-04, 1e639d5"). Physical slots below `split_below` are split
+// smaller (perf-notes/2026-12, "2026-12-04, 1e639d5"). Physical slots below `split_below` are split
 // into (block, offset) by FastDiv, with I-wide products; the others, in the int64 kernel at 2^31
 // and up, or in the int32 kernel outside the cache's num_slots, with 64-bit division and products,
 // so that even a slot past the cache lands where CacheWriteArgs' arithmetic puts it.
@@ -102,7 +102,7 @@ __device__ __forceinline__ std::int64_t cache_offset(const OptArgs<I>& a, FastDi
 // One thread per (token, head, vector): it moves that vector of K and of V. SCALED kernels are
 // launched only for scaled writes: the division code compiled alone, with the register cap
 // above. The others test the scale mode at run time (a kernel without the scaled path measured
-// up to 10% slower on small unscaled cases, docs/perf-notes.md, "2026-12-02, 4f45e0a").
+// up to 10% slower on small unscaled cases, perf-notes/2026-12, "2026-12-02, 4f45e0a").
 template <class In, class Out, int V, bool SPECULATIVE, bool SCALED, bool MANY_WAVES, bool SWA,
           class I>
 __global__ void __launch_bounds__(kOptThreads,
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kOptThreads,
   }
   if (SWA && slot >= 0) {
     // Above one wave only: in the one-wave kernel the policy load changed the compiled code and
-    // made its writes 5-26% slower, with SWA or without (docs/perf-notes.md, "2026-12-03, 9f428ec,
+    // made its writes 5-26% slower, with SWA or without (perf-notes/2026-12, "2026-12-03, 9f428ec,
     // fae5545, 8878a73").
     if constexpr (SPECULATIVE) {
       slot = __ldg(a.swa_slot_mapping + slot);
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kOptThreads,
   if constexpr (SPECULATIVE) {
     // ptxas sinks loads that only the store path uses below this test: the SASS without it issued
     // these "early" K/V loads after it, one latency later. Using them on the skip path too,
-    // through `zero` (a launch argument, always 0), keeps them above it (docs/perf-notes.md,
+    // through `zero` (a launch argument, always 0), keeps them above it (perf-notes/2026-12,
     // "2026-12-02, 1dcf2d6").
     if (skip) {
       if (((low_word(kx) | low_word(vx)) & zero) != 0) __trap();

@@ -65,7 +65,7 @@ unsigned cache_blocks(const CacheWriteArgs& a, int v, int threads = kOptThreads)
 // Whether the case fits in one wave at the occupancy of the non-SWA int64 speculative kernel.
 // The launched instantiation may hold fewer blocks per SM (16-bit to fp8 or f16 at V=8: 6
 // against 8); sized from it, the launches between its wave and this one left the speculative
-// kernel and ran 4-13% slower (docs/perf-notes.md, "2026-12-04, 90f71da"), so this wave stays.
+// kernel and ran 4-13% slower (perf-notes/2026-12, "2026-12-04, 90f71da"), so this wave stays.
 bool fits_one_wave(const CacheWriteArgs& a, int vec, bool scaled, const DeviceProps& d) {
   const unsigned blocks = cache_blocks(a, vec);
   const KernelRef k{
@@ -73,7 +73,7 @@ bool fits_one_wave(const CacheWriteArgs& a, int vec, bool scaled, const DevicePr
   return blocks != 0 && one_wave(blocks, d.sm_count, d.resident_blocks(k, kOptThreads));
 }
 
-// Whether `optimized` takes the slot-order path (docs/perf-notes.md, "2026-12-03, 3a5a99a",
+// Whether `optimized` takes the slot-order path (perf-notes/2026-12, "2026-12-03, 3a5a99a",
 // configs/studies/slot_order.yaml). Measured on random slots, it wins where the token-order write
 // scatters rows badly: HND heads whose rows are not whole 256-byte units (D=80 bf16, 160 bytes: 19%
 // faster at T=131072, 9% at 32768) and slots of 8 KB or more (H=32 D=128 bf16: 2-4% at T=32768 and
@@ -100,9 +100,9 @@ void plan_optimized(const CacheWriteArgs& a, int vec, const DeviceProps& d, Cach
     p.error = "more than 2^30 vectors per token";
     return;
   }
-  // One item per thread: faster than 2 or 4 per thread at every size (docs/perf-notes.md).
+  // One item per thread: faster than 2 or 4 per thread at every size (perf-notes/2026-12).
   // Fewer blocks than SMs: blocks of half the size reach twice as many SMs (4-6% faster at T=16
-  // and 128, nowhere slower beyond noise: docs/perf-notes.md, "2026-12-03, a72b0dd and 056177f").
+  // and 128, nowhere slower beyond noise: perf-notes/2026-12, "2026-12-03, a72b0dd and 056177f").
   const unsigned wide = cache_blocks(a, vec);
   if (wide == 0) {
     p.error = "grid too large";
@@ -116,23 +116,23 @@ void plan_optimized(const CacheWriteArgs& a, int vec, const DeviceProps& d, Cach
   // tokens that are written, so padding tokens cost only their slot entry: except for scaled
   // writes without SWA, whose register cap leaves fewer threads to hide the second latency
   // (speculation 1.4-1.9% faster there, and 1-2.5% slower for SWA, whose test cases skip every
-  // 16th token: docs/perf-notes.md, "2026-12-03, b11fa2f"). An L2 prefetch of the rows before the
-  // lookup instead is no faster, and 5% slower with padding tokens (docs/perf-notes.md,
+  // 16th token: perf-notes/2026-12, "2026-12-03, b11fa2f"). An L2 prefetch of the rows before the
+  // lookup instead is no faster, and 5% slower with padding tokens (perf-notes/2026-12,
   // "2026-12-03, 9f428ec, fae5545, 8878a73").
   const bool in_one_wave = fits_one_wave(a, vec, p.scaled, d);
   p.speculative = (p.scaled && a.swa_slot_mapping == nullptr) || in_one_wave;
   // Past one wave, 16-bit -> fp8 scaled writes in 16-element vectors take a kernel compiled for
-  // 6 blocks per SM instead of 5 (2-6% faster from T=4096 up; docs/perf-notes.md, "2026-12-03,
+  // 6 blocks per SM instead of 5 (2-6% faster from T=4096 up; perf-notes/2026-12, "2026-12-03,
   // 0cbd63d").
   const bool cap6 = size_of(a.in_dtype) == 2 && size_of(a.out_dtype) == 1 &&
                     vec == wide_vec(size_of(a.in_dtype), size_of(a.out_dtype));
   p.many_waves = p.scaled && cap6 && !in_one_wave;
   // SWA kernels of their own: where the table lookup is compiled in, ptxas issues it ahead of
-  // the K/V loads, and the early loads wait for the slot (docs/perf-notes.md, "2026-12-04,
+  // the K/V loads, and the early loads wait for the slot (perf-notes/2026-12, "2026-12-04,
   // c22264e").
   p.swa = a.swa_slot_mapping != nullptr;
   // int32 offsets where every offset fits: less address arithmetic after the slot load, a
-  // smaller argument (docs/perf-notes.md, "2026-12-04, 1e639d5").
+  // smaller argument (perf-notes/2026-12, "2026-12-04, 1e639d5").
   p.index = opt_fits_int32(a) ? IndexType::int32 : IndexType::int64;
 }
 
@@ -149,7 +149,7 @@ void plan_slot_order(const CacheWriteArgs& a, int vec, CacheWritePlan& p) {
   // As many slots per block as one thread per item allows (at least one slot, whose items the
   // block's threads then loop over), rounded to whole 256-byte runs of the cache: `c0` slots
   // make one, so that no unit is split between two blocks (3.5% faster for HND D=80, 2.4% for
-  // D=576, the same elsewhere: docs/perf-notes.md, "2026-12-03, 3a5a99a" block-size experiment).
+  // D=576, the same elsewhere: perf-notes/2026-12, "2026-12-03, 3a5a99a" block-size experiment).
   const std::int64_t per_slot = a.num_heads * (a.head_size / vec);
   std::int64_t chunk = std::max<std::int64_t>(1, kSlotThreads / per_slot);
   p.head_major = a.slot_stride < a.head_stride;  // HND: a head's slots are contiguous
@@ -298,9 +298,9 @@ CacheWritePlan plan_cache_write(const CacheWriteArgs& a, Variant variant, const 
       const bool scaled = a.scale != ScaleMode::none;
       if (narrow != wide && cache_vec_ok(a, narrow)) {
         // A scaled write that fits in one wave runs its code once: there, 16-byte input
-        // vectors (half the inlined division code) beat the wide ones (docs/perf-notes.md,
+        // vectors (half the inlined division code) beat the wide ones (perf-notes/2026-12,
         // "2026-12-02, 5913ad9"). Unscaled narrowing casts in 16-byte input vectors
-        // (docs/perf-notes.md, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8 at every size
+        // (perf-notes/2026-12, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8 at every size
         // (7-14% faster at T <= 128, 14-28% at T=1024, 2% above L2); f32 inputs in one wave only
         // (2-26% faster there, 1-2.6% slower at T=131072).
         const bool take = scaled ? fits_one_wave(a, narrow, true, d)

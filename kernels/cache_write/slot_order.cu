@@ -3,7 +3,7 @@
 // chunks of consecutive slots, one chunk per block, looks up each slot's token and gathers its
 // K/V. Neighbouring slots are then written together, by one block or by blocks running side by
 // side, instead of row by row at random times: scattered rows that do not cover whole 256-byte
-// units (HND D=80: 160 bytes) lose up to 30% of the copy peak (docs/perf-notes.md,
+// units (HND D=80: 160 bytes) lose up to 30% of the copy peak (perf-notes/2026-12,
 // "2026-12-02, 4f45e0a", the row study). Pass 2 restores the entries it read to -1, so the table
 // needs no clearing launch. The price: a pass over the tokens, and one over every slot of the
 // cache, written or not. Same vectors and fallbacks as `optimized`; `optimized` takes this path on

@@ -15,7 +15,7 @@ __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;"
 // pdl_wait() once its operands are computed. Address arithmetic from launch arguments may run
 // while the previous grid finishes; written after a plain pdl_wait() it is compiled after the
 // wait, on the critical path of a small launch. The addresses as operands keep it ahead
-// (docs/perf-notes.md, "2026-12-03, 9fef309, 3537c4d, 897b29a").
+// (perf-notes/2026-12, "2026-12-03, 9fef309, 3537c4d, 897b29a").
 __device__ __forceinline__ void pdl_wait_after(const void* p, const void* q) {
   asm volatile("griddepcontrol.wait;" ::"l"(p), "l"(q) : "memory");
 }

@@ -188,7 +188,7 @@ __device__ __forceinline__ Vec<Out, N> cast_vec_ieee(const Vec<In, N>& x, const 
 // thread's later store to the same address is the one that stays). Reading it again frees the
 // vectors' registers for the conversion; the plain loads let tests pass sources in local memory.
 // Against testing first, this takes the scaled fp8 write 12% faster at T <= 1024 and 2% at
-// T = 131072 (docs/perf-notes.md, "2026-12-03, a0f039a").
+// T = 131072 (perf-notes/2026-12, "2026-12-03, a0f039a").
 template <class Out, class In, int N>
 __device__ __forceinline__ void store_scaled_pair(Out* kp, const Vec<In, N>& kx, const In* ksrc,
                                                   const Divisor& kd, Out* vp, const Vec<In, N>& vx,

@@ -46,7 +46,7 @@ constexpr int k2DThreads = 512;  // the most a 2-D block is launched with
 // where every element offset of the launch fits in 31 bits (concat_fits_int32), else int64. At
 // T=1, H=128 (bf16) the int64 version of this kernel took 0.93 us, one with int32 indices on a
 // 48-byte argument 0.845 us, a plain 16-byte copy of the same bytes 0.76 us: in a one-wave launch
-// the address arithmetic before the first load is on the critical path (docs/perf-notes.md,
+// the address arithmetic before the first load is on the critical path (perf-notes/2026-12,
 // "2026-12-03, 9fef309, 3537c4d, 897b29a").
 template <class I>
 struct Concat2DArgs {

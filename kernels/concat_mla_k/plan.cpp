@@ -51,7 +51,7 @@ bool one_wave_2d(const ConcatArgs& a, int vec, const DeviceProps& d, int unroll 
 }
 
 // The vector width: 16-byte input vectors for narrowing casts where they measure faster than
-// 16-byte output ones (docs/perf-notes.md, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8
+// 16-byte output ones (perf-notes/2026-12, "2026-12-03, 0b5b269 and 0db2bcd"): 16-bit -> fp8
 // everywhere (7-14% at T <= 128, up to 10% at T=1024); f32 -> fp8 while the data fit in L2 (26-31%
 // at T <= 128); f32 -> 16-bit in one wave only (7-12% there; 10% slower walking tokens at 12 heads,
 // T=1024). Otherwise the widest access the shape allows: 16 bytes of the narrower type, 16 bytes of
@@ -69,7 +69,7 @@ int pick_vec(const ConcatArgs& a, const DeviceProps& d) {
   return 1;
 }
 
-// Launch shape (docs/perf-notes.md, "2026-12-02, 7a15e28"): the 2-D tiling in one wave and above
+// Launch shape (perf-notes/2026-12, "2026-12-02, 7a15e28"): the 2-D tiling in one wave and above
 // L2's size, token walking in between, the flat tiling for heads too wide for a 2-D block.
 void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
   const int V = p.vec;
@@ -102,7 +102,7 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
     // Two tokens a thread (16-byte input vectors; wider ones, fp32 in, stay at one, as the
     // registers cost more occupancy than they buy): above L2 (DRAM-bound), and where they bring
     // the 2-D tiling into one wave, which measured faster than walking the tokens
-    // (docs/perf-notes.md, 2026-12-06, "two tokens a thread bring the 2-D tiling into one wave").
+    // (perf-notes/2026-12, 2026-12-06, "two tokens a thread bring the 2-D tiling into one wave").
     if (two_ok && (!fits_l2 || one_wave_2d(a, V, d, 2))) return tiled(tile2, 2);
     if (!fits_l2) return tiled(tile, 1);
   }
@@ -116,7 +116,7 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
     p.unroll = V * in == 16 ? 4 : 1;  // wider vectors: registers
     // The token's items split evenly over the fewest blocks of at most kWalkThreads: 768 items
     // as 512 + 256 threads left half of every second block idle for the whole walk (5-18%
-    // slower than even blocks, docs/perf-notes.md, "2026-12-03, 3c87bf0").
+    // slower than even blocks, perf-notes/2026-12, "2026-12-03, 3c87bf0").
     const auto pt = static_cast<int>(per_token);
     const int even = (pt + kWalkThreads - 1) / kWalkThreads;
     const int threads = ((pt + even - 1) / even + 31) / 32 * 32;
@@ -128,7 +128,7 @@ void plan_optimized(const ConcatArgs& a, const DeviceProps& d, ConcatPlan& p) {
         std::max<std::int64_t>(1, std::min<std::int64_t>({a.num_tokens, resident / gx, 65535}));
     // PDL's trigger after the walk instead of at the start above 45% of L2's size: up to 26%
     // faster with 12 heads at 37-48 MB (f32 -> bf16, bf16 -> fp8), at worst 2.5% slower above
-    // it (64 heads, 31.6 MB); below it up to 9.5% slower (5.6 MB) (docs/perf-notes.md, "2026-12-03,
+    // it (64 heads, 31.6 MB); below it up to 9.5% slower (5.6 MB) (perf-notes/2026-12, "2026-12-03,
     // 3225377").
     p.late_trigger = 20 * concat_bytes(a) > 9 * d.l2_bytes;
     p.grid = Dim3{static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1};
