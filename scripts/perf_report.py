@@ -40,6 +40,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kvbench_operations  # noqa: E402
 import kvbench_schema  # noqa: E402
 from kvbench_schema import InputError, SchemaError  # noqa: E402
 
@@ -91,18 +92,8 @@ def shape_columns():
 DECODE_PREFILL = ["1", "16", "128", "1024", "8192", "32768", "65536", "131072"]
 
 def shape_name(r):
-    if r["kernel"].startswith("concat"):
-        s = f"concat H={r['num_heads']} {r['in_dtype']}->{r['out_dtype']} {r['strides']}"
-    else:
-        s = (f"cache H={r['num_heads']} D={r['head_dim']} BS={r['block_size']} "
-             f"{r['in_dtype']}->{r['out_dtype']} {r['layout']}")
-        if r["scale"] != "none":
-            s += f" scale={r['scale']}"
-        if r["swa"] == "true":
-            s += " swa"
-    if r.get("slots", "random") != "random":
-        s += f" slots={r['slots']}"
-    return s
+    """The row's shape as the tables print it, by its operation (kvbench_operations.brief)."""
+    return kvbench_operations.brief(r)
 
 
 @exits_on_bad_input
@@ -128,23 +119,25 @@ def header_line(rows, meta):
 
 def shape_tables(rows, base, new):
     """Per-shape tables: one row per shape, one column per token count: base → new."""
-    shapes = {}
+    shapes = {}  # operation name -> shape name -> tokens -> variant -> row
     for r in rows:
         if r["status"] == "passed":
-            shapes.setdefault(shape_name(r), {}).setdefault(r["num_tokens"], {})[r["variant"]] = r
+            shapes.setdefault(kvbench_operations.name(r), {}).setdefault(
+                shape_name(r), {}).setdefault(r["num_tokens"], {})[r["variant"]] = r
     # A CSV without the base variant (a run of one variant) gets the new one's cells alone.
     with_base = any(r["variant"] == base for r in rows)
-    for kernel in ["concat", "cache"]:
-        ts = [t for t in DECODE_PREFILL if any(t in v for k, v in shapes.items() if k.startswith(kernel))]
+    known = [op.name for op in kvbench_operations.OPERATIONS.values()]
+    for op in known + sorted(set(shapes) - set(known)):
+        ts = [t for t in DECODE_PREFILL if any(t in v for v in shapes.get(op, {}).values())]
         if not ts:
             continue
         title = f"{base} → {new}" if with_base else new
-        print(f"| {kernel}: µs {title} (% of copy peak) | " + " | ".join(f"T={t}" for t in ts) + " |")
+        print(f"| {op}: µs {title} (% of copy peak) | " + " | ".join(f"T={t}" for t in ts) + " |")
         print("|---|" + "---|" * len(ts))
-        for name in sorted(k for k in shapes if k.startswith(kernel)):
+        for name in sorted(shapes[op]):
             cells = []
             for t in ts:
-                v = shapes[name].get(t, {})
+                v = shapes[op][name].get(t, {})
                 if new in v and (base in v or not with_base):
                     o = v[new]
                     was = f"{float(v[base]['median_us']):.1f} → " if with_base else ""

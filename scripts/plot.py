@@ -63,6 +63,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 import matplotlib.ticker as mticker  # noqa: E402
 
+import kvbench_operations  # noqa: E402
 import kvbench_schema  # noqa: E402
 from kvbench_schema import InputError  # noqa: E402
 
@@ -264,17 +265,10 @@ def add_timing_lines(fig, lines):
 
 
 def shape_label(shape):
-    s = dict(zip(shape_columns(), shape))
-    if s["kernel"] == "concat_and_cast_mha_k":
-        text = f"H={s['num_heads']} NOPE={s['head_dim']} ROPE={s['rope_dim']}"
-    else:
-        text = f"H={s['num_heads']} D={s['head_dim']} BS={s['block_size']} {s['layout']}"
-    text += f"\n{s['in_dtype']}->{s['out_dtype']} strides={s['strides']}"
-    if s["kernel"] != "concat_and_cast_mha_k":
-        text += f" scale={s['scale']} slots={s['slots']}"
-        text += " swa" if s["swa"] == "true" else ""
-        text += " kv_interleaved" if s["kv_interleaved"] == "true" else ""
-    return text
+    """A panel's title: the shape's description as kvbench gives it for the shape's operation,
+    on two lines (kvbench_operations.shape)."""
+    return kvbench_operations.shape_label(dict(zip(shape_columns(), shape)), "\n",
+                                          case_columns())
 
 
 def out_path(out_dir, default_dir, name):
