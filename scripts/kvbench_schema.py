@@ -12,8 +12,10 @@ The binary is the one given, else $KVBENCH, else build/kvbench at the repository
 
 It also holds what the scripts share for reading result CSVs and their sidecars as kvbench does
 (src/core/result_csv.cpp): read_result_rows, number, integer, check_numbers, check_rows,
-read_sidecar, sidecar_number; every problem is an InputError whose text is one line naming the file (and the
-line and column where there is one). ArgumentParser exits 3 on a bad command line.
+read_sidecar, read_sidecar_file, sidecar_number; every script and tool that reads a result CSV
+or a sidecar reads it through these. Every problem is an InputError whose text is one line
+naming the file (and the line and column where there is one). ArgumentParser exits 3 on a bad
+command line. How each operation's rows read (labels): scripts/kvbench_operations.py.
 """
 import argparse
 import codecs
@@ -185,23 +187,30 @@ def sidecar_path(csv_path):
 
 def read_sidecar(csv_path):
     """The JSON sidecar <csv>.json as a dict; {} when there is none (older CSVs have none).
-    InputError when it cannot be read, is not JSON or not a JSON object, or when its
-    measured_peak_gbps or theoretical_peak_gbps is not a finite non-negative number (0 and null:
-    not known)."""
+    InputError as read_sidecar_file says."""
     sidecar = sidecar_path(csv_path)
     if not os.path.lexists(sidecar):
         return {}
+    return read_sidecar_file(sidecar)
+
+
+def read_sidecar_file(sidecar, name=None):
+    """The JSON sidecar at the path `sidecar` as a dict. InputError naming it (as `name` when
+    given, a path relative to a repository, say) when it cannot be read, is not JSON or not a
+    JSON object, or when its measured_peak_gbps or theoretical_peak_gbps is not a finite
+    non-negative number (0 and null: not known)."""
+    name = name or sidecar
     try:
         with open(sidecar, encoding="utf-8") as f:
             meta = json.load(f)
     except OSError as e:
-        raise InputError(f"{sidecar}: {e.strerror or e}")
+        raise InputError(f"{name}: {e.strerror or e}")
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
-        raise InputError(f"{sidecar}: not JSON ({e})")
+        raise InputError(f"{name}: not JSON ({e})")
     if not isinstance(meta, dict):
-        raise InputError(f"{sidecar}: not a JSON object")
+        raise InputError(f"{name}: not a JSON object")
     for key in ("measured_peak_gbps", "theoretical_peak_gbps"):
-        sidecar_number(meta, sidecar, key)
+        sidecar_number(meta, name, key)
     return meta
 
 

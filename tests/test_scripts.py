@@ -4,7 +4,9 @@ interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/per
 tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
 tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), context_proof.sh's board check
 (with a fake nvidia-smi), scripts/triton_baseline.py without a GPU (its cases, support rules and
-rows against kvbench's), and scripts/kvbench_schema.py against the binary.
+rows against kvbench's), scripts/kvbench_schema.py against the binary, every script and tool
+reading a CSV through its reader, and scripts/kvbench_operations.py's row labels against
+kvbench's own (`kvbench compare`).
 Fails, not skips, when matplotlib is missing: scripts/setup.sh installs python3-matplotlib.
 Usage: test_scripts.py OUT_DIR KVBENCH_BINARY"""
 import os
@@ -32,6 +34,7 @@ KVBENCH = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", 
 # The scripts read the case key from this binary (scripts/kvbench_schema.py), in-process and in
 # the subprocesses below alike.
 os.environ["KVBENCH"] = os.path.abspath(KVBENCH)
+import kvbench_operations  # noqa: E402
 import kvbench_schema  # noqa: E402
 KEY_COLUMNS = kvbench_schema.case_key_columns()
 
@@ -619,12 +622,127 @@ PERF_REPORT = os.path.join(ROOT, "scripts", "perf_report.py")
 PERF_TARGETS = os.path.join(ROOT, "tools", "perf_targets.py")
 
 
+class Operations(unittest.TestCase):
+    """scripts/kvbench_operations.py: each operation's rows read as kvbench describes them (the
+    `case` column of `kvbench compare`), a kernel no entry names as kvbench names it, and the
+    plot's and tables' labels come from the row's operation."""
+
+    MLA = os.path.join(ROOT, "results", "h100", "perf_mla_cache.csv")
+
+    def compare_cases(self, path):
+        """The `case` cells of `kvbench compare PATH PATH` (kvbench's describe_key)."""
+        done = subprocess.run([KVBENCH, "compare", path, path], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        cells = [line.split(" | ") for line in done.stdout.splitlines()
+                 if line.startswith("| ") and not line.startswith("| verdict |")]
+        return {c[4] for c in cells if len(c) > 4}
+
+    def assert_described_as_kvbench(self, path):
+        cases = self.compare_cases(path)
+        _, rows = kvbench_schema.read_result_rows(path)
+        self.assertTrue(rows)
+        for _, row in rows:
+            text = kvbench_operations.describe(row)
+            # compare shortens a long cell to its start and "...".
+            self.assertTrue(text in cases or any(c.endswith("...") and text.startswith(c[:-3])
+                                                 for c in cases), f"{text!r} not in {cases}")
+
+    def test_every_operation_reads_as_kvbench_describes_it(self):
+        for path in (os.path.join(DATA, "gate", "baseline.csv"), self.MLA):
+            self.assert_described_as_kvbench(path)
+        kernels = {r["kernel"] for _, r in kvbench_schema.read_result_rows(self.MLA)[1]}
+        kernels |= {r["kernel"] for _, r in kvbench_schema.read_result_rows(
+            os.path.join(DATA, "gate", "baseline.csv"))[1]}
+        self.assertEqual(kernels, set(kvbench_operations.OPERATIONS))
+
+    def test_an_unknown_kernel_reads_by_its_columns(self):
+        os.makedirs(OUT, exist_ok=True)
+        path = os.path.join(OUT, "future_op.csv")
+        with open(self.MLA) as f:
+            lines = f.read().splitlines(True)[:3]
+        with open(path, "w") as f:
+            f.writelines([lines[0]] + [line.replace(",concat_and_cache_mla,", ",future_op,", 1)
+                                       for line in lines[1:]])
+        self.assert_described_as_kvbench(path)
+        _, rows = kvbench_schema.read_result_rows(path)
+        row = rows[0][1]
+        self.assertEqual(kvbench_operations.name(row), "future_op")
+        label = plot.shape_label(tuple(row[c] for c in plot.shape_columns()))
+        self.assertTrue(label.startswith("num_heads=1 head_dim=512 rope_dim=64"), label)
+        self.assertNotIn("D=", label)
+
+    def test_plot_and_tables_label_an_mla_row_as_its_operation(self):
+        _, rows = kvbench_schema.read_result_rows(self.MLA)
+        row = next(r for _, r in rows if r["kernel"] == "concat_and_cache_mla"
+                   and r["scale"] == "tile_raw")
+        self.assertEqual(plot.shape_label(tuple(row[c] for c in plot.shape_columns())),
+                         "L=512 R=64 BS=64 fp8_ds_mla\nbf16->fp8_e4m3 strides=contiguous "
+                         "scale=tile_raw slots=random")
+        import perf_report
+        self.assertEqual(perf_report.shape_name(row),
+                         "mla_cache L=512 R=64 BS=64 bf16->fp8_e4m3 fp8_ds_mla scale=tile_raw")
+        # The two tile scales are two shapes of the MLA table, under its own heading.
+        done = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "perf_report.py"),
+                               self.MLA], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("| mla_cache: µs optimized (% of copy peak) |", done.stdout)
+        for scale in ("tile_raw", "tile_pow2"):
+            self.assertIn(f"| mla_cache L=512 R=64 BS=64 bf16->fp8_e4m3 fp8_ds_mla scale={scale} |",
+                          done.stdout)
+        self.assertNotIn("concat H=1", done.stdout)
+
+
+class SharedReader(unittest.TestCase):
+    """Every script and tool reads a result CSV through kvbench_schema.read_result_rows: a CSV
+    whose last row is cut short gets the shared one-line error from each."""
+
+    def test_each_reader_refuses_a_cut_row_with_the_shared_error(self):
+        d = os.path.join(OUT, "shared_reader")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        with open(os.path.join(DATA, "gate", "baseline.csv")) as f:
+            text = f.read()
+        cut = text[:-5]  # the last row without its end
+        for name in ("bad.csv", "A.1.csv", "after_producer.csv"):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(cut)
+        bad = os.path.join(d, "bad.csv")
+        with self.assertRaises(kvbench_schema.InputError) as shared:
+            kvbench_schema.read_result_rows(bad)
+        message = str(shared.exception)
+        self.assertIn("no newline at the end of the last line", message)
+        run_json = os.path.join(d, "run.csv.json")
+        with open(run_json, "w") as f:
+            json.dump({"config": {}, "device": {}}, f)
+        tool = lambda *p: [sys.executable, os.path.join(ROOT, *p)]  # noqa: E731
+        for argv, code, who in (
+                (tool("scripts", "plot.py") + ["bandwidth", bad, "--out-dir", d], 3, "plot.py"),
+                (tool("scripts", "perf_report.py") + [bad], 3, "perf_report.py"),
+                # perf_targets.py reads through perf_report.py's readers, which say so.
+                (tool("tools", "perf_targets.py") + [bad], 3, "perf_report.py"),
+                (tool("tools", "results_sidecars.py") + ["derive", bad, "--from", run_json,
+                                                         "--tool", "t"], 1, "results_sidecars.py"),
+                (tool("tools", "remote", "gate_table.py") + ["delays", bad, "5", "slower"], 2,
+                 "gate_table.py")):
+            done = subprocess.run(argv, capture_output=True, text=True)
+            self.assertEqual(done.returncode, code, argv)
+            self.assertEqual(done.stderr.splitlines(), [f"{who}: {message}"], argv)
+        for argv, path in ((tool("tools", "remote", "ab_table.py") + [d, "A"], "A.1.csv"),
+                           (tool("tools", "remote", "context_table.py") + [d],
+                            "after_producer.csv")):
+            done = subprocess.run(argv, capture_output=True, text=True)
+            self.assertEqual(done.returncode, 2, argv)
+            self.assertEqual(done.stderr.splitlines(), [f"{os.path.basename(argv[1])}: "
+                                                        + message.replace(bad, os.path.join(d, path))])
+
+
 class ContextTable(unittest.TestCase):
     """tools/remote/context_table.py on what context_proof.sh leaves: each context's CSV, its
     bounds, the cross-check CSVs and logs (here written by hand)."""
 
-    COLS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "in_dtype",
-            "out_dtype", "scale", "status", "reason", "median_us", "span_us",
+    COLS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
+            "block_size", "in_dtype", "out_dtype", "layout", "scale", "swa", "kv_interleaved",
+            "strides", "slots", "status", "reason", "median_us", "span_us",
             "launches_per_sample"]
 
     def write(self, d, name, rows, extra=()):
@@ -636,9 +754,15 @@ class ContextTable(unittest.TestCase):
 
     def row(self, variant, us, tokens="1", kernel="reshape_and_cache_flash", span=""):
         return dict(kernel=kernel, variant=variant, sweep="ctx_cache", num_tokens=tokens,
-                    num_heads="8", head_dim="128", in_dtype="bf16", out_dtype="bf16", scale="none",
+                    num_heads="8", head_dim="128", rope_dim="0", block_size="16", in_dtype="bf16",
+                    out_dtype="bf16", layout="nhd", scale="none", swa="false",
+                    kv_interleaved="false", strides="contiguous", slots="random",
                     status="passed", reason="", median_us=us, span_us=span,
                     launches_per_sample="20")
+
+    def mla_row(self, variant, us):
+        return dict(self.row(variant, us, kernel="concat_and_cache_mla"), sweep="ctx_mla",
+                    num_heads="1", head_dim="512", rope_dim="64", block_size="64")
 
     def test_tables(self):
         d = os.path.join(OUT, "context_table")
@@ -646,7 +770,8 @@ class ContextTable(unittest.TestCase):
         for name in os.listdir(d):
             os.remove(os.path.join(d, name))
         self.write(d, "after_producer.csv", [self.row("triton", "1.536"), self.row("optimized", "1.280"),
-                                            self.row("seed_port", "3.072")])
+                                            self.row("seed_port", "3.072"),
+                                            self.mla_row("optimized", "1.100")])
         bound = dict(self.row("optimized", "1.280"), plain_move_us="1.024")
         self.write(d, "bounds_after_producer.csv", [bound], extra=["plain_move_us"])
         self.write(d, "xc_events.csv", [self.row("optimized", "100.000", "16384")])
@@ -666,8 +791,11 @@ class ContextTable(unittest.TestCase):
         out = done.stdout
         # cupti over events +1.00%, span per launch 101.5, windows by events 101.6, ncu 100.5.
         self.assertIn("| 101.000 | 101.500 | 101.600 | 100.500 | +1.00% | +0.50% |", out)
-        self.assertIn("| cache H=8 D=128 T=1 | - / - / - / - | - / - / - / - | "
-                      "1.54 / 3.07 / 1.28 / 1.02 | - / - / - / - |", out)
+        self.assertIn("| cache H=8 D=128 BS=16 bf16->bf16 nhd T=1 | - / - / - / - | "
+                      "- / - / - / - | 1.54 / 3.07 / 1.28 / 1.02 | - / - / - / - |", out)
+        # A row of the MLA cache write is named as its own operation, never as the cache write.
+        self.assertIn("| mla_cache L=512 R=64 BS=64 bf16->bf16 nhd T=1 | - / - / - / - | "
+                      "- / - / - / - | - / - / 1.10 / - | - / - / - / - |", out)
         self.assertIn("| after_producer | 1.200 (1) | 1 / 0 / 0 | 0.256 |", out)
 
 

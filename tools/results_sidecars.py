@@ -24,12 +24,15 @@
 ROOT defaults to the repository holding this script; paths are relative to it.
 """
 import argparse
-import csv
 import json
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import kvbench_schema  # noqa: E402
+from kvbench_schema import InputError  # noqa: E402
+
 REQUIRED = [("git_sha",), ("config", "path"), ("config", "fnv1a64"), ("device", "name"),
             ("device", "uuid"), ("csv",)]
 
@@ -61,10 +64,9 @@ def check_one(root, rel):
     if not os.path.exists(path):
         return [f"{rel}: no sidecar {side}"]
     try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        return [f"{side}: not readable JSON ({e})"]
+        doc = kvbench_schema.read_sidecar_file(path, side)
+    except InputError as e:
+        return [str(e)]
     problems, notes = [], doc.get("notes") or []
     for key in REQUIRED:
         name = ".".join(key)
@@ -115,12 +117,13 @@ def one_value(rows, column, csv_path):
 
 def derive(args):
     rel = os.path.relpath(os.path.abspath(args.csv), ROOT)
-    with open(args.csv, newline="") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        rows = [row for _, row in kvbench_schema.read_result_rows(args.csv)[1]]
+        run = kvbench_schema.read_sidecar_file(args.run)
+    except InputError as e:
+        sys.exit(f"results_sidecars.py: {e}")
     if not rows:
         sys.exit(f"results_sidecars.py: {args.csv}: no rows")
-    with open(args.run) as f:
-        run = json.load(f)
     name = one_value(rows, "device", args.csv)
     uuid = one_value(rows, "device_uuid", args.csv) or None
     sha = one_value(rows, "git_sha", args.csv)
@@ -145,12 +148,13 @@ def put(args):
     if rel.startswith(".."):
         sys.exit(f"results_sidecars.py: {args.dest}: not inside the repository {root}")
     try:
-        with open(args.src + ".json") as f:
-            doc = json.load(f)
+        doc = kvbench_schema.read_sidecar_file(kvbench_schema.sidecar_path(args.src))
         with open(args.src, "rb") as f:
             data = f.read()
-    except (OSError, ValueError) as e:
-        sys.exit(f"results_sidecars.py: {args.src}: {e}")
+    except InputError as e:
+        sys.exit(f"results_sidecars.py: {e}")
+    except OSError as e:
+        sys.exit(f"results_sidecars.py: {args.src}: {e.strerror or e}")
     doc["csv"] = rel
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     with open(dest, "wb") as f:

@@ -11,14 +11,15 @@ the first (seed_port rows, unchanged by a kernel experiment, would pull a mixed 
 The case key comes from the kvbench binary ($KVBENCH, else build/kvbench; scripts/kvbench_schema.py).
 Exit status 1 when a case is not `passed` in some run or missing from a build, 2 on bad input.
 """
-import csv
 import math
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import kvbench_operations  # noqa: E402
 import kvbench_schema  # noqa: E402
+from kvbench_schema import InputError  # noqa: E402
 
 # Label order: kernel, sweep and variant first, then the rest of the case key.
 FIRST = ["kernel", "sweep", "variant"]
@@ -26,23 +27,23 @@ FIRST = ["kernel", "sweep", "variant"]
 # of 0 that the cache write's rows carry.
 DEFAULTS = {"layout": "nhd", "scale": "none", "swa": "false", "kv_interleaved": "false",
             "strides": "contiguous", "slots": "random", "rope_dim": "0"}
-KERNELS = {"concat_and_cast_mha_k": "concat", "reshape_and_cache_flash": "cache"}
 
 
 def load(path, axes):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    """The rows of a result CSV, read as kvbench reads it (kvbench_schema.read_result_rows)."""
+    fieldnames, rows = kvbench_schema.read_result_rows(path)
     if not rows:
-        raise ValueError(f"{path}: no rows")
-    missing = [c for c in axes + ["status", "median_us"] if c not in rows[0]]
+        raise InputError(f"{path}: no rows")
+    missing = [c for c in axes + ["status", "median_us"] if c not in fieldnames]
     if missing:
-        raise ValueError(f"{path}: no column {missing[0]}")
-    return rows
+        raise InputError(f"{path}: no column {missing[0]}")
+    kvbench_schema.check_numbers(path, rows, ("median_us",))
+    return [row for _, row in rows]
 
 
 def label(r, axes):
     short = FIRST + [c for c in axes if c not in FIRST]
-    return " ".join(KERNELS.get(r[c], r[c]) if c == "kernel" else f"{c}={r[c]}"
+    return " ".join(kvbench_operations.name(r) if c == "kernel" else f"{c}={r[c]}"
                     for c in short if r[c] != "" and DEFAULTS.get(c) != r[c])
 
 
@@ -78,7 +79,7 @@ def main(argv):
         for p in paths:
             try:
                 rows = load(p, axes)
-            except (OSError, ValueError) as e:
+            except InputError as e:
                 print(f"ab_table.py: {e}", file=sys.stderr)
                 return 2
             keys = [tuple(r[c] for c in axes) for r in rows]

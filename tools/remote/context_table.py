@@ -6,7 +6,9 @@
 (1) the cupti timer against the event timer and Nsight Compute (configs/studies/cupti.yaml);
 (2) configs/studies/context.yaml: median µs per case, per context and variant, with the
     plain-move reference of `kvbench bounds` in the same context; (3) perf.yaml's T <= 128 cases
-after a producer: the seed's Triton over optimized. Whatever is missing is left out.
+after a producer: the seed's Triton over optimized. Whatever is missing is left out. CSVs are
+read as kvbench reads them (scripts/kvbench_schema.py): a bad one is one line on stderr naming
+the file, and exit 2. Rows are named by their operation (scripts/kvbench_operations.py).
 """
 import csv
 import math
@@ -14,27 +16,25 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import kvbench_operations  # noqa: E402
+import kvbench_schema  # noqa: E402
+from kvbench_schema import InputError  # noqa: E402
+
 CONTEXTS = ("back_to_back", "cold", "after_producer", "layer")
 VARIANTS = ("triton", "seed_port", "optimized")
 
 
 def rows(path):
+    """The rows of a CSV kvbench wrote (kvbench_schema.read_result_rows); [] when there is none."""
     if not os.path.exists(path):
         return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    return [row for _, row in kvbench_schema.read_result_rows(path)[1]]
 
 
 def shape(r):
-    if r["kernel"] == "concat_and_cast_mha_k":
-        what = f"concat H={r['num_heads']}"
-    else:
-        what = f"cache H={r['num_heads']} D={r['head_dim']}"
-        if r["out_dtype"] != r["in_dtype"]:
-            what += f" {r['out_dtype']}"
-        if r["scale"] != "none":
-            what += f" {r['scale']}"
-    return what
+    """The row's shape as its operation names it (kvbench_operations.brief)."""
+    return kvbench_operations.brief(r, CASE)
 
 
 # The case-key columns of a result row but the variant (`kvbench schema --columns`), which a
@@ -188,10 +188,15 @@ def after_producer(d):
 
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else "results/context_proof"
-    crosscheck(d)
-    contexts(d)
-    after_producer(d)
+    try:
+        crosscheck(d)
+        contexts(d)
+        after_producer(d)
+    except InputError as e:
+        print(f"context_table.py: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

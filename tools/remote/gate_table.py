@@ -5,23 +5,29 @@
       into each case of PLAIN.csv (rows in case order): slower: PCT% of its median; faster: the
       delay the base build carries so that the plain kernel is PCT% faster than it
   gate_table.py table WORKDIR                         the proof's table, markdown
+
+CSVs (result rows, `kvbench compare` verdicts) are read as kvbench reads them
+(scripts/kvbench_schema.py); a bad one is one line on stderr naming the file, and exit 2.
 """
-import csv
 import glob
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import kvbench_schema  # noqa: E402
+from kvbench_schema import InputError  # noqa: E402
+
 
 def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    return [row for _, row in kvbench_schema.read_result_rows(path)[1]]
 
 
 def delays(plain, pct, direction):
     p = float(pct) / 100
     out = []
-    for i, r in enumerate(rows(plain)):
-        us = float(r["median_us"] or 0)  # an untimed row: no delay
+    for i, (line, r) in enumerate(kvbench_schema.read_result_rows(plain)[1]):
+        # An untimed row: no delay.
+        us = kvbench_schema.number(r.get("median_us") or "", plain, line, "median_us") or 0
         ns = p * us * 1000 if direction == "slower" else p / (1 - p) * us * 1000
         out.append("%d:%d" % (i, round(ns)))
     return ",".join(out)
@@ -75,8 +81,17 @@ def table(w):
     print("\n".join(out))
 
 
+def main(argv):
+    try:
+        if argv[1] == "delays":
+            print(delays(*argv[2:5]))
+        else:
+            table(argv[2])
+    except InputError as e:
+        print(f"gate_table.py: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "delays":
-        print(delays(*sys.argv[2:5]))
-    else:
-        table(sys.argv[2])
+    sys.exit(main(sys.argv))
