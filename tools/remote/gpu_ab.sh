@@ -11,7 +11,7 @@
 # compare builds within one run on one board, not across runs.
 # Exit status: 1 if a run failed or a case did not pass validation in some run, 2 on bad usage.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 usage() { echo "gpu_ab.sh: $1" >&2; echo "usage: tools/remote/gpu_ab.sh CONFIG NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
 [ $# -ge 2 ] || usage "a config and at least one NAME=BINARY"
 cfg=$1
