@@ -16,7 +16,8 @@
 namespace kvbench::plugin {
 namespace {
 
-const std::vector<std::string> kBuiltin = {"seed_port", "optimized", "slot_order"};
+const Known kBuiltin = {{"seed_port", "optimized", "slot_order"},
+                        {KVB_OP_CONCAT_MLA_K, KVB_OP_CACHE_WRITE}};
 
 // The message load_plugins throws for `paths`, or "" when it loads.
 std::string refusal(const std::vector<std::string>& paths) {

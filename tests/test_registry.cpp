@@ -128,6 +128,41 @@ TEST(Registry, VariantsListedOnceWithAWhy) {
             "variant slot_order is a reshape_and_cache_flash variant (it orders slots)");
 }
 
+TEST(Registry, OneBackendPerKernelInEnumOrder) {
+  const auto& all = backends();
+  ASSERT_EQ(all.size(), all_values<Kernel>().size());
+  std::set<std::int32_t> abi_ops;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Kernel k = all_values<Kernel>()[i];
+    EXPECT_EQ(all[i]->kernel(), k) << i;
+    EXPECT_EQ(&backend(k), all[i]) << to_string(k);
+    if (all[i]->abi_op() != 0) EXPECT_TRUE(abi_ops.insert(all[i]->abi_op()).second) << to_string(k);
+  }
+}
+
+// Each backend's plugin ABI: an operation in it gives ABI arguments of its own op value; one
+// outside it refuses them in words naming it.
+TEST(Registry, EveryBackendAnswersForItsAbi) {
+  for (const Operation* op : operations()) {
+    const Backend& b = backend(op->kernel());
+    SCOPED_TRACE(std::string(to_string(op->kernel())));
+    AbiArgs a;
+    if (b.abi_op() == 0) {
+      try {
+        b.plan_abi_args(op->default_case(), a);
+        ADD_FAILURE() << "ABI arguments for an operation outside the ABI";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "the plugin ABI has no operation " + std::string(to_string(op->kernel())));
+      }
+      continue;
+    }
+    b.plan_abi_args(op->default_case(), a);
+    EXPECT_EQ(a.args.op, b.abi_op());
+    EXPECT_EQ(a.args.struct_size, sizeof(kvb_args));
+  }
+}
+
 // The launch lookup (ops/launch.cpp) plans every operation's default case.
 TEST(Registry, EveryOperationPlans) {
   const kernels::DeviceProps d = kernels::device_profile("h200");
@@ -136,8 +171,8 @@ TEST(Registry, EveryOperationPlans) {
     const CasePlan p = case_plan(op->default_case(), d);
     EXPECT_FALSE(p.text.empty());
     EXPECT_FALSE(p.key.empty()) << p.text;
-    EXPECT_FALSE(reachable_plan_keys(op->kernel()).empty());
-    EXPECT_EQ(reachable_plan_keys(op->kernel()).count(p.key), 1u) << p.key;
+    EXPECT_FALSE(backend(op->kernel()).plan_keys().empty());
+    EXPECT_EQ(backend(op->kernel()).plan_keys().count(p.key), 1u) << p.key;
   }
 }
 

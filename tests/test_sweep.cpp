@@ -238,8 +238,8 @@ TEST(SweepErrors, NameTheKeyPathAndPosition) {
             "t.yaml:3:22: sweeps[0].axes.in_dtype: unknown dtype 'fp4' (expected one of f32, f16, "
             "bf16, fp8_e4m3, fp8_e5m2)");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: flash_attn\n"),
-            "t.yaml:2:13: sweeps[0].kernel: unknown kernel 'flash_attn' (expected one of "
-            "concat_and_cast_mha_k, reshape_and_cache_flash, concat_and_cache_mla)");
+            "t.yaml:2:13: sweeps[0].kernel: unknown kernel 'flash_attn' (expected one of " +
+                joined_names<Kernel>() + ")");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: reshape_and_cache_flash\n    axes: {swa: maybe}\n"),
             "t.yaml:3:17: sweeps[0].axes.swa: expected true or false, got 'maybe'");
 }
@@ -268,9 +268,9 @@ TEST(SweepErrors, StructureAndSyntax) {
       << error_of("sweeps: [\n");
   EXPECT_EQ(error_of("settings: {}\n"), "t.yaml: sweeps: missing (expected a list of sweeps)");
   EXPECT_EQ(error_of("sweeps: []\n"), "t.yaml:1:9: sweeps: expected a non-empty list of sweeps");
-  EXPECT_EQ(error_of("sweeps:\n  - axes: {}\n"),
-            "t.yaml:2:5: sweeps[0].kernel: missing (expected one of concat_and_cast_mha_k, "
-            "reshape_and_cache_flash, concat_and_cache_mla)");
+  EXPECT_EQ(
+      error_of("sweeps:\n  - axes: {}\n"),
+      "t.yaml:2:5: sweeps[0].kernel: missing (expected one of " + joined_names<Kernel>() + ")");
   EXPECT_EQ(error_of("sweeps:\n  - kernel: concat_and_cast_mha_k\n    axes: {num_tokens: []}\n"),
             "t.yaml:3:24: sweeps[0].axes.num_tokens: empty list");
 }

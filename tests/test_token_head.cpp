@@ -120,9 +120,9 @@ TEST(TokenHead, OnlyOptimizedHasThePath) {
   // The plugin ABI has no such scale: a plugin's `supports` is never asked with one.
   Case t = token_head_case(16, 8, 128, 16);
   AbiArgs a;
-  EXPECT_THROW(plan_abi_args(t, a), std::invalid_argument);
+  EXPECT_THROW(backend(t.kernel).plan_abi_args(t, a), std::invalid_argument);
   cache_params(t).scale = ScaleMode::per_head;
-  EXPECT_NO_THROW(plan_abi_args(t, a));
+  EXPECT_NO_THROW(backend(t.kernel).plan_abi_args(t, a));
 }
 
 TEST(TokenHead, MisalignedCacheIsRejectedByTheStrideCheck) {

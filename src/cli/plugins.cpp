@@ -16,8 +16,8 @@ namespace {
 
 // The operation whose ABI value is `op` (the loader has checked that one has it).
 Kernel kernel_of(std::int32_t op) {
-  for (const Operation* o : operations())
-    if (abi_op(o->kernel()) == op) return o->kernel();
+  for (const Backend* b : backends())
+    if (b->abi_op() == op) return b->kernel();
   throw plugin::PluginError("operation " + std::to_string(op) + " is not one kvbench has");
 }
 
@@ -27,7 +27,7 @@ std::string ask_supports(const plugin::PluginVariant& pv, const Case& c) {
     // A case the ABI cannot express (scale per_token_head) is refused here, whether or not the
     // variant has a `supports`.
     AbiArgs a;
-    plan_abi_args(c, a);
+    backend(c.kernel).plan_abi_args(c, a);
     if (!pv.supports) return "";
     const char* why = pv.supports(&a.args);
     if (!why) return "";
@@ -81,12 +81,14 @@ plugin::Plugins& process_plugins() {
   return plugins;
 }
 
-// kvbench's own variant names, which no other may take.
-std::vector<std::string> own_variant_names() {
-  std::vector<std::string> taken;
+// kvbench's own variant names, which no other may take, and the operations the plugin ABI has.
+plugin::Known known_to_plugins() {
+  plugin::Known known;
   for (Variant v : all_values<Variant>())
-    if (!is_external(v)) taken.emplace_back(to_string(v));
-  return taken;
+    if (!is_external(v)) known.variants.emplace_back(to_string(v));
+  for (const Backend* b : backends())
+    if (b->abi_op() != 0) known.ops.push_back(b->abi_op());
+  return known;
 }
 
 // Names the variant and adds it to its operation, so configs and --variants select it.
@@ -114,7 +116,7 @@ const plugin::Plugins& load_plugin_variants(const std::vector<std::string>& path
   }
   plugin::Plugins& all = process_plugins();
   const std::size_t before = all.variants().size();
-  all.load(paths, own_variant_names());
+  all.load(paths, known_to_plugins());
   for (std::size_t i = before; i < all.variants().size(); ++i)
     add_to_operation(all.variants()[i], "plugin " + all.variants()[i].plugin);
   loaded_paths = paths;
@@ -123,7 +125,7 @@ const plugin::Plugins& load_plugin_variants(const std::vector<std::string>& path
 
 void add_in_process_variant(const kvb_variant& variant, const std::string& source) {
   plugin::Plugins& all = process_plugins();
-  all.add_in_process(variant, source, own_variant_names());
+  all.add_in_process(variant, source, known_to_plugins());
   add_to_operation(all.variants().back(), source);
 }
 
@@ -136,7 +138,7 @@ LaunchOverride with_plugin_launches(LaunchOverride base, const plugin::Plugins& 
     base.on_variant(
         k, from_string<Variant>(pv.name), [pv, k, in_process](const void* args, cudaStream_t s) {
           AbiArgs a;
-          to_abi(k, args, a);
+          backend(k).to_abi(args, a);
           char message[512] = {};
           const std::int32_t rc = pv.launch(&a.args, s, message, sizeof message);
           message[sizeof message - 1] = '\0';

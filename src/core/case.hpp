@@ -47,7 +47,7 @@ class ParamsBox {
 // operation.hpp), which sets `kernel` and `params` together.
 struct Case {
   std::string sweep;  // name of the sweep it came from
-  Kernel kernel = Kernel::concat_mla_k;
+  Kernel kernel{};    // its operation's default_case() sets it
   Variant variant = Variant::seed_port;
   DType in_dtype = DType::bf16;
   DType out_dtype = DType::bf16;

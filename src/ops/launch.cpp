@@ -1,3 +1,5 @@
+// The backends' registry, one line per operation in the order of the Kernel enum, and what every
+// backend shares.
 #include "ops/launch.hpp"
 
 #include <stdexcept>
@@ -9,6 +11,32 @@
 
 namespace kvbench {
 
+const std::vector<const Backend*>& backends() {
+  static const std::vector<const Backend*> all = [] {
+    std::vector<const Backend*> v = {
+        &concat_backend(),
+        &cache_write_backend(),
+        &mla_cache_backend(),
+    };
+    if (v.size() != all_values<Kernel>().size())
+      throw std::logic_error("the backends' registry has " + std::to_string(v.size()) +
+                             " operations, the Kernel enum " +
+                             std::to_string(all_values<Kernel>().size()));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i]->kernel() != all_values<Kernel>().at(i))
+        throw std::logic_error("the backends' registry's operation " + std::to_string(i) + " is " +
+                               std::string(to_string(v[i]->kernel())) + ", not the Kernel enum's");
+    return v;
+  }();
+  return all;
+}
+
+const Backend& backend(Kernel k) {
+  for (const Backend* b : backends())
+    if (b->kernel() == k) return *b;
+  throw std::logic_error("no backend registered for " + std::string(to_string(k)));
+}
+
 CasePlan case_plan(const Case& c, const kernels::DeviceProps& device) {
   if (is_external(c.variant)) {  // its launches are its own: kvbench plans none of them
     const std::string refusal = variant_refusal(c);
@@ -16,39 +44,7 @@ CasePlan case_plan(const Case& c, const kernels::DeviceProps& device) {
                             : "not supported: " + refusal,
             ""};
   }
-  switch (c.kernel) {
-    case Kernel::concat_mla_k:
-      return concat_plan(c, device);
-    case Kernel::cache_write:
-      return cache_write_plan(c, device);
-    case Kernel::concat_and_cache_mla:
-      return mla_cache_plan(c, device);
-  }
-  return {};
-}
-
-std::set<std::string> reachable_plan_keys(Kernel k) {
-  switch (k) {
-    case Kernel::concat_mla_k:
-      return kernels::reachable_concat_keys();
-    case Kernel::cache_write:
-      return kernels::reachable_cache_write_keys();
-    case Kernel::concat_and_cache_mla:
-      return kernels::reachable_mla_cache_keys();
-  }
-  return {};
-}
-
-std::int32_t abi_op(Kernel k) {
-  switch (k) {
-    case Kernel::concat_mla_k:
-      return KVB_OP_CONCAT_MLA_K;
-    case Kernel::cache_write:
-      return KVB_OP_CACHE_WRITE;
-    case Kernel::concat_and_cache_mla:  // not in ABI version 1
-      return 0;
-  }
-  return 0;
+  return backend(c.kernel).plan(c, device);
 }
 
 std::int32_t abi_dtype(DType t) {
@@ -67,41 +63,14 @@ std::int32_t abi_dtype(DType t) {
   return -1;
 }
 
-void to_abi(Kernel k, const void* kernel_args, AbiArgs& out) {
+void Backend::to_abi(const void* kernel_args, AbiArgs& out) const {
+  if (abi_op() == 0)
+    throw std::invalid_argument("the plugin ABI has no operation " +
+                                std::string(to_string(kernel())));
   out.args = {};
   out.args.struct_size = sizeof(kvb_args);
-  out.args.op = abi_op(k);
-  switch (k) {
-    case Kernel::concat_mla_k:
-      out.concat_mla_k = concat_abi_args(*static_cast<const kernels::ConcatArgs*>(kernel_args));
-      out.args.concat_mla_k = &out.concat_mla_k;
-      return;
-    case Kernel::cache_write:
-      out.cache_write =
-          cache_write_abi_args(*static_cast<const kernels::CacheWriteArgs*>(kernel_args));
-      out.args.cache_write = &out.cache_write;
-      return;
-    case Kernel::concat_and_cache_mla:
-      break;
-  }
-  throw std::invalid_argument("the plugin ABI has no operation " + std::string(to_string(k)));
-}
-
-void plan_abi_args(const Case& c, AbiArgs& out) {
-  switch (c.kernel) {
-    case Kernel::concat_mla_k: {
-      const kernels::ConcatArgs a = concat_plan_args(c);
-      return to_abi(c.kernel, &a, out);
-    }
-    case Kernel::cache_write: {
-      const kernels::CacheWriteArgs a = cache_write_plan_args(c);
-      return to_abi(c.kernel, &a, out);
-    }
-    case Kernel::concat_and_cache_mla:
-      break;
-  }
-  throw std::invalid_argument("the plugin ABI has no operation " +
-                              std::string(to_string(c.kernel)));
+  out.args.op = abi_op();
+  fill_abi(kernel_args, out);
 }
 
 }  // namespace kvbench

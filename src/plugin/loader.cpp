@@ -77,21 +77,10 @@ bool is_elf_shared_object(const std::string& bytes) {
          static_cast<unsigned char>(bytes[16]) == 3 && bytes[17] == 0;
 }
 
-const char* op_name(std::int32_t op) {
-  switch (op) {
-    case KVB_OP_CONCAT_MLA_K:
-      return "concat_and_cast_mha_k";
-    case KVB_OP_CACHE_WRITE:
-      return "reshape_and_cache_flash";
-    default:
-      return nullptr;
-  }
-}
-
 // What kvb_host's callbacks fill while one plugin's init runs.
 struct Registration {
   std::string path;
-  const std::vector<std::string>* taken;
+  const Known* known;
   std::vector<PluginVariant>* variants;  // every plugin's so far (names must stay unique)
   std::vector<std::string> added;
   std::string error;  // the first refusal, or the plugin's own fail() message
@@ -109,16 +98,21 @@ std::int32_t add_variant(void* context, const kvb_variant* v) {
     r.error = "variant '" + plugin_text(v->name) + "': a name is 1 to 32 of [a-z0-9_]";
     return 1;
   }
-  if (op_name(v->op) == nullptr) {
+  const std::vector<std::int32_t>& ops = r.known->ops;
+  if (std::find(ops.begin(), ops.end(), v->op) == ops.end()) {
+    std::string knows;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      knows += (i == 0 ? "" : i + 1 == ops.size() ? " and " : ", ") + std::to_string(ops[i]);
     r.error = "variant '" + name + "': unknown operation " + std::to_string(v->op) +
-              " (ABI version " + std::to_string(KVBENCH_ABI_VERSION) + " knows 1 and 2)";
+              " (ABI version " + std::to_string(KVBENCH_ABI_VERSION) + " knows " + knows + ")";
     return 1;
   }
   if (v->launch == nullptr) {
     r.error = "variant '" + name + "': no launch function";
     return 1;
   }
-  if (std::find(r.taken->begin(), r.taken->end(), name) != r.taken->end()) {
+  if (std::find(r.known->variants.begin(), r.known->variants.end(), name) !=
+      r.known->variants.end()) {
     r.error = "variant '" + name + "' clashes with kvbench's own variant of that name";
     return 1;
   }
@@ -242,8 +236,7 @@ void report_throws_as_such() {
   }
 }
 
-void probe(const std::string& open_path, const std::string& path,
-           const std::vector<std::string>& taken) {
+void probe(const std::string& open_path, const std::string& path, const Known& known) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) refuse(path, std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -268,7 +261,7 @@ void probe(const std::string& open_path, const std::string& path,
         kvb_plugin_init_fn init;
         std::memcpy(&init, &init_symbol, sizeof init);
         std::vector<PluginVariant> variants;
-        Registration r{path, &taken, &variants, {}, {}};
+        Registration r{path, &known, &variants, {}, {}};
         const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
         g_probe_verdict_fd = fds[1];
         report_throws_as_such();
@@ -474,7 +467,7 @@ bool g_plugin_loaded = false;
 
 bool plugin_loaded() { return g_plugin_loaded; }
 
-void Plugins::load(const std::vector<std::string>& paths, const std::vector<std::string>& taken) {
+void Plugins::load(const std::vector<std::string>& paths, const Known& known) {
   for (const std::string& path : paths) {
     for (const PluginInfo& seen : info_)
       if (seen.path == path) refuse(path, "given twice");
@@ -486,7 +479,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     if (!is_elf_shared_object(bytes)) refuse(path, "not an ELF shared object (.so)");
     // A path without '/' would make dlopen search the library path: load the file given.
     const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
-    probe(open_path, path, taken);
+    probe(open_path, path, known);
     const StdoutToStderr shield;  // what the plugin prints while it loads is no output of ours
     const KeepDirectory here;     // nor does its chdir move our relative paths
     const KeepSignals signals;    // nor do its signal mask and handlers stay
@@ -509,7 +502,7 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
     kvb_plugin_init_fn init;
     std::memcpy(&init, &init_symbol, sizeof init);  // object pointer -> function pointer
 
-    Registration r{path, &taken, &variants_, {}, {}};
+    Registration r{path, &known, &variants_, {}, {}};
     const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
     std::int32_t status = 0;
     const pid_t self = ::getpid();
@@ -533,11 +526,11 @@ void Plugins::load(const std::vector<std::string>& paths, const std::vector<std:
 }
 
 void Plugins::add_in_process(const kvb_variant& variant, const std::string& source,
-                             const std::vector<std::string>& taken) {
+                             const Known& known) {
   if (source.empty())
     throw PluginError("variant '" + std::string(variant.name ? variant.name : "") +
                       "': no source file (the file that defines it)");
-  Registration r{source, &taken, &variants_, {}, {}};
+  Registration r{source, &known, &variants_, {}, {}};
   add_variant(&r, &variant);
   if (!r.error.empty()) refuse(source, r.error);
   for (PluginInfo& i : info_)
@@ -555,9 +548,9 @@ void Plugins::add_in_process(const kvb_variant& variant, const std::string& sour
   }
 }
 
-Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken) {
+Plugins load_plugins(const std::vector<std::string>& paths, const Known& known) {
   Plugins out;
-  out.load(paths, taken);
+  out.load(paths, known);
   return out;
 }
 

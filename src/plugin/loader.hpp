@@ -41,6 +41,13 @@ struct PluginVariant {
   std::string plugin;  // path of the plugin that registered it
 };
 
+// What kvbench has that a plugin registers against: its own variant names (no plugin may reuse
+// one) and the plugin ABI's operations it runs (enum kvb_op values, in the registry's order).
+struct Known {
+  std::vector<std::string> variants;
+  std::vector<std::int32_t> ops;
+};
+
 // The plugins of one process, loaded in order. They stay loaded as long as this object lives
 // (their variants' functions point into them).
 class Plugins {
@@ -56,13 +63,12 @@ class Plugins {
   const PluginVariant* find(const std::string& name) const;
 
   // Loads each shared object in order, after those already here (load_plugins below).
-  void load(const std::vector<std::string>& paths, const std::vector<std::string>& taken);
+  void load(const std::vector<std::string>& paths, const Known& known);
   // Registers one variant of the hosting program, with the checks a plugin's add_variant makes;
   // `source` is the file that defines it, recorded (size, SHA-256) as a plugin's is. Throws
   // PluginError "SOURCE: why" for a bad or clashing name, an unknown operation, no launch, or a
   // source that cannot be read.
-  void add_in_process(const kvb_variant& variant, const std::string& source,
-                      const std::vector<std::string>& taken);
+  void add_in_process(const kvb_variant& variant, const std::string& source, const Known& known);
 
  private:
   std::vector<PluginInfo> info_;
@@ -70,13 +76,13 @@ class Plugins {
   std::vector<void*> handles_;
 };
 
-// Loads each path in order. `taken` names the variants already known (kvbench's own): a plugin
-// variant may not reuse one, nor another plugin's. Throws PluginError for a missing, unreadable
+// Loads each path in order. A plugin variant may not reuse a name `known` has, nor another
+// plugin's, and names an operation of `known`'s. Throws PluginError for a missing, unreadable
 // or non-ELF file, a file the dynamic loader refuses, a missing symbol, an ABI version other
 // than KVBENCH_ABI_VERSION, a load or init that crashes, exits, throws or takes more than 30 s
 // (each tried first in a child process), an init that fails, or a variant with a bad or clashing
 // name, an unknown operation or no launch function.
-Plugins load_plugins(const std::vector<std::string>& paths, const std::vector<std::string>& taken);
+Plugins load_plugins(const std::vector<std::string>& paths, const Known& known);
 
 // Whether this process has loaded a plugin (dlopen, beyond the probe child): its destructors
 // would run when the process exits, so kvbench's executable ends with _Exit instead (main.cpp).

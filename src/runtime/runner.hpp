@@ -50,9 +50,13 @@ class LaunchOverride {
   using Launch = std::function<cudaError_t(const void* args, cudaStream_t)>;
   template <class Args, class F>
   LaunchOverride& on(Kernel op, F f) {
-    launches_[op] = [f](const void* args, cudaStream_t s) {
+    return on_operation(op, [f](const void* args, cudaStream_t s) {
       return f(*static_cast<const Args*>(args), s);
-    };
+    });
+  }
+  // Untyped: `args` is the operation's kernel arguments (ops/launch.hpp, Backend).
+  LaunchOverride& on_operation(Kernel op, Launch f) {
+    launches_[op] = std::move(f);
     return *this;
   }
   LaunchOverride& on_variant(Kernel op, Variant v, Launch f) {

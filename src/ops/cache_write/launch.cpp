@@ -93,11 +93,34 @@ kvb_cache_write_args cache_write_abi_args(const kernels::CacheWriteArgs& a) {
   return o;
 }
 
-CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device) {
-  const kernels::CacheWritePlan plan =
-      kernels::plan_cache_write(cache_write_plan_args(c), c.variant, device);
-  return {kernels::to_string(plan, c.in_dtype),
-          plan.error.empty() ? plan_key(plan, c.in_dtype) : ""};
+namespace {
+
+class CacheWriteBackend final : public BackendOf<kernels::CacheWriteArgs> {
+ public:
+  Kernel kernel() const override { return Kernel::cache_write; }
+  CasePlan plan(const Case& c, const kernels::DeviceProps& device) const override {
+    const kernels::CacheWritePlan p = kernels::plan_cache_write(plan_args(c), c.variant, device);
+    return {kernels::to_string(p, c.in_dtype), p.error.empty() ? plan_key(p, c.in_dtype) : ""};
+  }
+  std::set<std::string> plan_keys() const override { return kernels::reachable_cache_write_keys(); }
+  std::int32_t abi_op() const override { return KVB_OP_CACHE_WRITE; }
+
+ protected:
+  kernels::CacheWriteArgs plan_args(const Case& c) const override {
+    return cache_write_plan_args(c);
+  }
+  void* output_of(const kernels::CacheWriteArgs& a) const override { return a.key_cache; }
+  void fill_abi_of(const kernels::CacheWriteArgs& a, AbiArgs& out) const override {
+    out.cache_write = cache_write_abi_args(a);
+    out.args.cache_write = &out.cache_write;
+  }
+};
+
+}  // namespace
+
+const Backend& cache_write_backend() {
+  static const CacheWriteBackend b;
+  return b;
 }
 
 }  // namespace kvbench

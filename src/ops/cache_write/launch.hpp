@@ -29,7 +29,7 @@ kernels::CacheWriteArgs cache_write_plan_args(const Case& c);
 // As a plugin receives them (ops/launch.hpp, to_abi); slot_order's slot table is kvbench's own.
 kvb_cache_write_args cache_write_abi_args(const kernels::CacheWriteArgs& a);
 
-// case_plan (ops/launch.hpp) of a cache-write case.
-CasePlan cache_write_plan(const Case& c, const kernels::DeviceProps& device);
+// The operation's backend (ops/launch.hpp).
+const Backend& cache_write_backend();
 
 }  // namespace kvbench

@@ -37,10 +37,32 @@ kvb_concat_mla_k_args concat_abi_args(const kernels::ConcatArgs& a) {
   return o;
 }
 
-CasePlan concat_plan(const Case& c, const kernels::DeviceProps& device) {
-  const kernels::ConcatArgs a = concat_plan_args(c);
-  const kernels::ConcatPlan p = kernels::plan_concat(a, c.variant, device);
-  return {kernels::to_string(p, c.in_dtype), p.error.empty() ? plan_key(p, c.in_dtype) : ""};
+namespace {
+
+class ConcatBackend final : public BackendOf<kernels::ConcatArgs> {
+ public:
+  Kernel kernel() const override { return Kernel::concat_mla_k; }
+  CasePlan plan(const Case& c, const kernels::DeviceProps& device) const override {
+    const kernels::ConcatPlan p = kernels::plan_concat(plan_args(c), c.variant, device);
+    return {kernels::to_string(p, c.in_dtype), p.error.empty() ? plan_key(p, c.in_dtype) : ""};
+  }
+  std::set<std::string> plan_keys() const override { return kernels::reachable_concat_keys(); }
+  std::int32_t abi_op() const override { return KVB_OP_CONCAT_MLA_K; }
+
+ protected:
+  kernels::ConcatArgs plan_args(const Case& c) const override { return concat_plan_args(c); }
+  void* output_of(const kernels::ConcatArgs& a) const override { return a.k; }
+  void fill_abi_of(const kernels::ConcatArgs& a, AbiArgs& out) const override {
+    out.concat_mla_k = concat_abi_args(a);
+    out.args.concat_mla_k = &out.concat_mla_k;
+  }
+};
+
+}  // namespace
+
+const Backend& concat_backend() {
+  static const ConcatBackend b;
+  return b;
 }
 
 }  // namespace kvbench

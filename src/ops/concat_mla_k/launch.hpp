@@ -20,7 +20,7 @@ kernels::ConcatArgs concat_plan_args(const Case& c);
 // As a plugin receives them (ops/launch.hpp, to_abi).
 kvb_concat_mla_k_args concat_abi_args(const kernels::ConcatArgs& a);
 
-// case_plan (ops/launch.hpp) of a concat case.
-CasePlan concat_plan(const Case& c, const kernels::DeviceProps& device);
+// The operation's backend (ops/launch.hpp).
+const Backend& concat_backend();
 
 }  // namespace kvbench

@@ -39,17 +39,38 @@ std::string mla_unsupported(const Case& c) {
   return mla_refusal(c);
 }
 
-CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device) {
-  if (const std::string why = mla_unsupported(c); !why.empty())
-    return {"not supported: " + why, ""};
+kernels::MlaCacheArgs mla_cache_plan_args(const Case& c) {
   const bool scaled = params_of<MlaCacheParams>(c).scale == MlaScale::per_tensor;
   const MlaCacheBuffers b{plan_allocation<void>(0), plan_allocation<void>(1),
                           plan_allocation<std::int64_t>(2),
                           scaled ? plan_allocation<float>(3) : nullptr, plan_allocation<void>(4)};
-  const kernels::MlaCachePlan plan =
-      kernels::plan_mla_cache(mla_cache_args(c, mla_cache_geometry(c), b), c.variant, device);
-  return {kernels::to_string(plan, c.in_dtype),
-          plan.error.empty() ? plan_key(plan, c.in_dtype) : ""};
+  return mla_cache_args(c, mla_cache_geometry(c), b);
+}
+
+namespace {
+
+// Not in the plugin ABI (version 1).
+class MlaCacheBackend final : public BackendOf<kernels::MlaCacheArgs> {
+ public:
+  Kernel kernel() const override { return Kernel::concat_and_cache_mla; }
+  CasePlan plan(const Case& c, const kernels::DeviceProps& device) const override {
+    if (const std::string why = mla_unsupported(c); !why.empty())
+      return {"not supported: " + why, ""};
+    const kernels::MlaCachePlan p = kernels::plan_mla_cache(plan_args(c), c.variant, device);
+    return {kernels::to_string(p, c.in_dtype), p.error.empty() ? plan_key(p, c.in_dtype) : ""};
+  }
+  std::set<std::string> plan_keys() const override { return kernels::reachable_mla_cache_keys(); }
+
+ protected:
+  kernels::MlaCacheArgs plan_args(const Case& c) const override { return mla_cache_plan_args(c); }
+  void* output_of(const kernels::MlaCacheArgs& a) const override { return a.cache; }
+};
+
+}  // namespace
+
+const Backend& mla_cache_backend() {
+  static const MlaCacheBackend b;
+  return b;
 }
 
 }  // namespace kvbench

@@ -24,7 +24,10 @@ kernels::MlaCacheArgs mla_cache_args(const Case& c, const MlaCacheGeometry& g,
 // calls not_supported and `list --plan` prints as not supported, in the same words.
 std::string mla_unsupported(const Case& c);
 
-// case_plan (ops/launch.hpp) of a concat_and_cache_mla case.
-CasePlan mla_cache_plan(const Case& c, const kernels::DeviceProps& device);
+// The arguments at the addresses case_plan places the buffers (plan_allocation).
+kernels::MlaCacheArgs mla_cache_plan_args(const Case& c);
+
+// The operation's backend (ops/launch.hpp).
+const Backend& mla_cache_backend();
 
 }  // namespace kvbench
