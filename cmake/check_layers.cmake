@@ -27,9 +27,9 @@ endif()
 
 # An operation's files are named for their floor: operation*, params* (core), launch* (launch),
 # stages* (stages), e.g. operation_slots.cpp.
-set(OPS_PURE "^ops/[a-z0-9_]+/(operation|params)(_[a-z0-9_]+)?\\.hpp$")
+set(OPS_PURE "^ops/[a-z0-9_]+/(operation|params)(_[a-z0-9_]+)?\\.hpp$|^ops/operation_common\\.hpp$")
 set(OPS_LAUNCH "^ops/launch\\.hpp$|^ops/[a-z0-9_]+/launch(_[a-z0-9_]+)?\\.hpp$")
-set(OPS_STAGES "^ops/[a-z0-9_]+/stages(_[a-z0-9_]+)?\\.hpp$")
+set(OPS_STAGES "^ops/[a-z0-9_]+/stages(_[a-z0-9_]+)?\\.hpp$|^ops/stages\\.hpp$")
 set(KERNEL_PLANS "kernels/[a-z0-9_]+/(plan|[a-z0-9_]+)\\.hpp$")
 
 # The floor of a path relative to ROOT ("" when unchecked).
@@ -42,7 +42,7 @@ function(floor_of path out)
     set(f reference)
   elseif(path MATCHES "^src/core/")
     set(f core)
-  elseif(path MATCHES "^src/ops/registry\\."
+  elseif(path MATCHES "^src/ops/(registry|operation_common)\\."
          OR path MATCHES "^src/ops/[a-z0-9_]+/(operation|params)(_[a-z0-9_]+)?\\.")
     set(f op)
   elseif(path MATCHES "^src/ops/launch\\." OR path MATCHES "^src/ops/[a-z0-9_]+/launch(_[a-z0-9_]+)?\\.")

@@ -6,20 +6,13 @@
 #include <numeric>
 #include <sstream>
 
-#include "core/checked.hpp"
 #include "core/inputs.hpp"
+#include "ops/operation_common.hpp"
 
 namespace kvbench {
 namespace {
 
-constexpr std::int64_t kPad = 16;  // extra elements per stride in StrideMode::padded
-
-// Every size below goes through these: axes reach 2^31-1 each, their products do not fit.
-std::int64_t mul(std::int64_t a, std::int64_t b) { return checked_mul(a, b); }
-std::int64_t add(std::int64_t a, std::int64_t b) { return checked_add(a, b); }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return add(a, b - 1) / b; }
-
-std::uint64_t u(std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
+using namespace op_common;
 
 const CacheWriteParams& params(const Case& c) { return params_of<CacheWriteParams>(c); }
 
@@ -33,16 +26,6 @@ std::string caller_scale_only(const Case& c, const char* variant) {
                              " has no per_token_head path (it divides by a caller's scale); "
                              "per_token_head runs on optimized"
                        : "";
-}
-
-std::string too_small(const char* what, std::int64_t stride, const char* extent_name,
-                      std::int64_t extent) {
-  return std::string(what) + " " + std::to_string(stride) + " < " + extent_name + " = " +
-         std::to_string(extent) + " (strides must cover the dense extent)";
-}
-
-std::string rel(const char* what, std::int64_t n) {
-  return std::string(what) + " (+" + std::to_string(n) + ")";
 }
 
 // The token [written tokens] in slot order: tokens whose slot (after SWA) is written.

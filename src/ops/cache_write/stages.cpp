@@ -12,6 +12,7 @@
 #include "kernels/cache_write/cache_write.hpp"
 #include "kernels/cache_write/slot_check.hpp"
 #include "ops/cache_write/launch.hpp"
+#include "ops/stages.hpp"
 #include "reference/quantize.hpp"
 #include "reference/reference.hpp"
 #include "runtime/cuda_check.hpp"
@@ -67,17 +68,15 @@ std::string check_set(const Case& c, const CacheGeometry& g, const Slots& s) {
   return "";
 }
 
-class CacheWriteSets final : public CaseSets {
+class CacheWriteSets final
+    : public OpSets<kernels::CacheWriteArgs, kernels::CacheWritePlan, CacheHost> {
  public:
   CacheWriteSets(const Case& c, const CacheGeometry& g, Slots first, std::uint64_t seed,
                  const ValidationOptions& options, const LaunchOverride& override_launch)
-      : c_(c),
+      : OpSets(c, seed, options, override_launch),
         p_(params_of<CacheWriteParams>(c)),
         g_(g),
-        first_slots_(std::move(first)),
-        seed_(seed),
-        options_(options),
-        override_(override_launch) {
+        first_slots_(std::move(first)) {
     const std::size_t osize = size_of(c.out_dtype);
     guard_bytes_ = static_cast<std::size_t>(g.guard_elems) * osize;
     v_bytes_ = static_cast<std::size_t>(g.value_cache_offset) * osize;
@@ -97,13 +96,8 @@ class CacheWriteSets final : public CaseSets {
     first_bad_at_ = layout_.add(sizeof(unsigned long long));
   }
 
-  const SetLayout& layout() const override { return layout_; }
   std::int64_t set_bytes() const override {
     return cache_write_bytes(c_, first_slots_.slots.swa_lookups, first_slots_.slots.written_tokens);
-  }
-
-  void prepare(int sets) override {
-    if (sets > 1) last().prefetch(c_, seed_, sets, [this](int set) { return make_set(set); });
   }
 
   std::size_t set_host_bytes() const override {  // key, value and the expected caches
@@ -113,8 +107,7 @@ class CacheWriteSets final : public CaseSets {
   bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
     // A later set's slots come with its host data; set 0's host data waits for the checks, as
     // the reference must never see a bad slot.
-    const CacheHost* later =
-        set > 0 ? &last().get(c_, seed_, set, [&] { return make_set(set); }) : nullptr;
+    const CacheHost* later = set > 0 ? &host_of(set) : nullptr;
     if (later) {
       if (std::string bad = check_set(c_, g_, later->slots); !bad.empty()) {
         row.status = Status::rejected;
@@ -135,10 +128,7 @@ class CacheWriteSets final : public CaseSets {
     upload(base + swa_at_, swa_guarded.data(), swa_guarded.size() * 8, stream);
     upload(base + ks_at_, sl.k_scale.data(), sl.k_scale.size() * sizeof(float), stream);
     upload(base + vs_at_, sl.v_scale.data(), sl.v_scale.size() * sizeof(float), stream);
-    args_.push_back(args_for(base));
-    // Planned once per set: every launch of it (validation and timing) executes this plan.
-    plans_.push_back(
-        kernels::plan_cache_write(args_.back(), c_.variant, kernels::current_device_props()));
+    add_set(args_for(base));
     if (options_.check_bounds) {
       if (!bounds_ok(set, sets, base, slots, stream, row)) return false;
       if (std::string bad = check_set(c_, g_, sl); !bad.empty()) {
@@ -151,7 +141,7 @@ class CacheWriteSets final : public CaseSets {
       row.written_tokens = slots.written_tokens;
       row.bytes = set_bytes();
     }
-    const CacheHost& host = later ? *later : last().get(c_, seed_, 0, [&] { return make_set(0); });
+    const CacheHost& host = later ? *later : host_of(0);
 
     upload(base + key_at_, host.key.data(), host.key.size(), stream);
     upload(base + value_at_, host.value.data(), host.value.size(), stream);
@@ -167,25 +157,7 @@ class CacheWriteSets final : public CaseSets {
       }
       return where;
     };
-    Bytes actual =
-        launch_and_compare([this, set](cudaStream_t s) { return launch(set, s); }, base + cache_at_,
-                           host.expected, c_.out_dtype, stream, options_, locate, row);
-    if (set == 0) {
-      first_ = &host;
-      // Kept for --save-tensors only: the read-back output can be as large as the case.
-      if (!options_.save_tensors_dir.empty()) first_actual_ = std::move(actual);
-    }
-    if (row.status != Status::incorrect) return true;
-    row.reason = set_prefix(set, sets) + row.reason;
-    if (set > 0 && should_save(options_, row)) save_set(set, host, sl, actual);
-    return false;
-  }
-
-  cudaError_t launch(int set, cudaStream_t s) const override {
-    const auto i = static_cast<std::size_t>(set);
-    const LaunchOverride::Launch* replaced = override_.find(c_);
-    return replaced ? (*replaced)(&args_[i], s)
-                    : kernels::launch_cache_write(args_[i], plans_[i], s);
+    return check(set, sets, host, base + cache_at_, stream, locate, row);
   }
 
   // Timing relaunches with the same tables: a launch that left an entry set would have timed
@@ -193,7 +165,8 @@ class CacheWriteSets final : public CaseSets {
   void recheck(int sets, cudaStream_t stream, Row& row) override {
     std::vector<std::int32_t> table(static_cast<std::size_t>(g_.num_slots));
     for (int set = 0; set < sets && row.status == Status::passed; ++set) {
-      KVB_CUDA_CHECK(cudaMemcpyAsync(table.data(), args_[static_cast<std::size_t>(set)].slot_table,
+      KVB_CUDA_CHECK(cudaMemcpyAsync(table.data(),
+                                     set_args()[static_cast<std::size_t>(set)].slot_table,
                                      table_bytes_, cudaMemcpyDeviceToHost, stream));
       KVB_CUDA_CHECK(cudaStreamSynchronize(stream));
       const auto bad =
@@ -206,19 +179,18 @@ class CacheWriteSets final : public CaseSets {
     }
   }
 
-  void save(const ValidationOptions&, const Row&) override {
-    if (first_) save_set(0, *first_, first_slots_, first_actual_);
-  }
-
  private:
-  static LastCase<CacheHost>& last() {
-    static LastCase<CacheHost> cache;
-    return cache;
+  kernels::CacheWritePlan plan(const kernels::CacheWriteArgs& a) const override {
+    return kernels::plan_cache_write(a, c_.variant, kernels::current_device_props());
+  }
+  cudaError_t launch_plan(const kernels::CacheWriteArgs& a, const kernels::CacheWritePlan& p,
+                          cudaStream_t s) const override {
+    return kernels::launch_cache_write(a, p, s);
   }
 
   // Set `set`'s host side: its slots and scales (set 0: the case's), inputs and reference. Later
   // sets carry no injected bad input: a case that has one is rejected at set 0.
-  CacheHost make_set(int set) const {
+  CacheHost make_set(int set) const override {
     const std::uint64_t seed = set_seed(seed_, set);
     if (set == 0) return make_host(seed, first_slots_);
     Slots slots;
@@ -337,7 +309,8 @@ class CacheWriteSets final : public CaseSets {
     return false;
   }
 
-  void save_set(int set, const CacheHost& host, const Slots& sl, const Bytes& actual) const {
+  void save_set(int set, const CacheHost& host, const Bytes& actual) const override {
+    const Slots& sl = set > 0 ? host.slots : first_slots_;
     const Case& c = c_;
     const CacheGeometry& g = g_;
     std::ostringstream geo;
@@ -361,21 +334,12 @@ class CacheWriteSets final : public CaseSets {
     save_tensors(options_, c, set, geo.str(), t);
   }
 
-  Case c_;
   CacheWriteParams p_;  // c_'s
   CacheGeometry g_;
   Slots first_slots_;
-  std::uint64_t seed_;
-  const ValidationOptions& options_;
-  const LaunchOverride& override_;
-  SetLayout layout_;
   std::size_t guard_bytes_ = 0, v_bytes_ = 0, key_at_ = 0, value_at_ = 0, slots_at_ = 0,
               swa_at_ = 0, ks_at_ = 0, vs_at_ = 0, cache_at_ = 0, cache_bytes_ = 0, table_at_ = 0,
               table_bytes_ = 0, first_bad_at_ = 0;
-  std::vector<kernels::CacheWriteArgs> args_;  // per built set
-  std::vector<kernels::CacheWritePlan> plans_;
-  const CacheHost* first_ = nullptr;  // set 0's host data (held by the LastCase cache)
-  Bytes first_actual_;
 };
 
 }  // namespace

@@ -3,32 +3,17 @@
 
 #include <sstream>
 
-#include "core/checked.hpp"
+#include "ops/operation_common.hpp"
 
 namespace kvbench {
 namespace {
 
-constexpr std::int64_t kPad = 16;          // extra elements per stride in StrideMode::padded
+using namespace op_common;
+
 constexpr std::int64_t kSglangV = 128;     // V head size packed after NOPE in kv_b_proj's output
 constexpr std::int64_t kSglangLora = 512;  // kv_lora_rank: the latent is 512 + ROPE wide
 
-// Every size below goes through these: axes reach 2^31-1 each, their products do not fit.
-std::int64_t mul(std::int64_t a, std::int64_t b) { return checked_mul(a, b); }
-std::int64_t add(std::int64_t a, std::int64_t b) { return checked_add(a, b); }
-
-std::uint64_t u(std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
-
 const ConcatParams& params(const Case& c) { return params_of<ConcatParams>(c); }
-
-std::string too_small(const char* what, std::int64_t stride, const char* extent_name,
-                      std::int64_t extent) {
-  return std::string(what) + " " + std::to_string(stride) + " < " + extent_name + " = " +
-         std::to_string(extent) + " (strides must cover the dense extent)";
-}
-
-std::string rel(const char* what, std::int64_t n) {
-  return std::string(what) + " (+" + std::to_string(n) + ")";
-}
 
 class Concat final : public Operation {
  public:

@@ -7,33 +7,16 @@
 #include <stdexcept>
 #include <utility>
 
-#include "core/checked.hpp"
 #include "core/inputs.hpp"
 #include "ops/cache_write/operation.hpp"
+#include "ops/operation_common.hpp"
 
 namespace kvbench {
 namespace {
 
-constexpr std::int64_t kPad = 16;  // extra elements per stride in StrideMode::padded
-
-// Every size below goes through these: axes reach 2^31-1 each, their products do not fit.
-std::int64_t mul(std::int64_t a, std::int64_t b) { return checked_mul(a, b); }
-std::int64_t add(std::int64_t a, std::int64_t b) { return checked_add(a, b); }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return add(a, b - 1) / b; }
-
-std::uint64_t u(std::int64_t v) { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
+using namespace op_common;
 
 const MlaCacheParams& params(const Case& c) { return params_of<MlaCacheParams>(c); }
-
-std::string too_small(const char* what, std::int64_t stride, const char* extent_name,
-                      std::int64_t extent) {
-  return std::string(what) + " " + std::to_string(stride) + " < " + extent_name + " = " +
-         std::to_string(extent) + " (strides must cover the dense extent)";
-}
-
-std::string rel(const std::string& what, std::int64_t n) {
-  return what + " (+" + std::to_string(n) + ")";
-}
 
 constexpr std::int64_t kDsEntry = 656;  // fp8_ds_mla: 512 e4m3 codes, 4 fp32 scales, 64 bf16
 constexpr std::int64_t kDsScales = 512, kDsRope = 528;

@@ -10,6 +10,7 @@
 #include "core/validate.hpp"
 #include "kernels/mla_cache/mla_cache.hpp"
 #include "ops/mla_cache/launch.hpp"
+#include "ops/stages.hpp"
 #include "reference/quantize.hpp"
 #include "runtime/cuda_check.hpp"
 
@@ -49,17 +50,14 @@ struct MlaHost {
   MlaSlots slots;  // sets after the first (set 0's are the case's, made at admission)
 };
 
-class MlaCacheSets final : public CaseSets {
+class MlaCacheSets final : public OpSets<kernels::MlaCacheArgs, kernels::MlaCachePlan, MlaHost> {
  public:
   MlaCacheSets(const Case& c, const MlaCacheGeometry& g, MlaSlots first, std::uint64_t seed,
                const ValidationOptions& options, const LaunchOverride& override_launch)
-      : c_(c),
+      : OpSets(c, seed, options, override_launch),
         p_(params_of<MlaCacheParams>(c)),
         g_(g),
-        first_(std::move(first)),
-        seed_(seed),
-        options_(options),
-        override_(override_launch) {
+        first_(std::move(first)) {
     const std::size_t in = size_of(c.in_dtype);
     guard_bytes_ = static_cast<std::size_t>(g.guard_elems) * size_of(c.out_dtype);
     kv_c_at_ = layout_.add(static_cast<std::size_t>(g.kv_c_elems) * in);
@@ -72,7 +70,6 @@ class MlaCacheSets final : public CaseSets {
     cache_at_ = layout_.add(cache_bytes_);
   }
 
-  const SetLayout& layout() const override { return layout_; }
   std::int64_t set_bytes() const override {
     return mla_cache_bytes(c_, written_tokens(first_.slots));
   }
@@ -81,12 +78,8 @@ class MlaCacheSets final : public CaseSets {
            cache_bytes_;
   }
 
-  void prepare(int sets) override {
-    if (sets > 1) last().prefetch(c_, seed_, sets, [this](int set) { return make_set(set); });
-  }
-
   bool build(int set, int sets, unsigned char* base, cudaStream_t stream, Row& row) override {
-    const MlaHost& host = last().get(c_, seed_, set, [&] { return make_set(set); });
+    const MlaHost& host = host_of(set);
     const MlaSlots& sl = set > 0 ? host.slots : first_;
     if (set > 0) {
       if (std::string bad = check_set(c_, g_, sl); !bad.empty()) {
@@ -103,49 +96,28 @@ class MlaCacheSets final : public CaseSets {
     upload(base + slots_at_, sl.slots.data(), sl.slots.size() * sizeof(std::int64_t), stream);
     upload(base + scale_at_, sl.scale.data(), sl.scale.size() * sizeof(float), stream);
     KVB_CUDA_CHECK(cudaMemsetAsync(base + cache_at_, kCanary, cache_bytes_, stream));
-    args_.push_back(mla_cache_args(
+    add_set(mla_cache_args(
         c_, g_,
         {base + kv_c_at_, base + k_pe_at_, reinterpret_cast<const std::int64_t*>(base + slots_at_),
          sl.scale.empty() ? nullptr : reinterpret_cast<const float*>(base + scale_at_),
          base + cache_at_}));
-    // Planned once per set: every launch of it (validation and timing) executes this plan.
-    plans_.push_back(
-        kernels::plan_mla_cache(args_.back(), c_.variant, kernels::current_device_props()));
     const std::vector<std::int64_t> owners = mla_slot_owners(sl.slots, g_);
     const Locate locate = [&](std::int64_t i) { return locate_mla(c_, g_, owners, i); };
-    Bytes actual =
-        launch_and_compare([this, set](cudaStream_t s) { return launch(set, s); }, base + cache_at_,
-                           host.expected, c_.out_dtype, stream, options_, locate, row);
-    if (set == 0) {
-      first_host_ = &host;
-      // Kept for --save-tensors only: the read-back output can be as large as the case.
-      if (!options_.save_tensors_dir.empty()) first_actual_ = std::move(actual);
-    }
-    if (row.status != Status::incorrect) return true;
-    row.reason = set_prefix(set, sets) + row.reason;
-    if (set > 0 && should_save(options_, row)) save_set(set, host, sl, actual);
-    return false;
-  }
-
-  cudaError_t launch(int set, cudaStream_t s) const override {
-    const auto i = static_cast<std::size_t>(set);
-    const LaunchOverride::Launch* replaced = override_.find(c_);
-    return replaced ? (*replaced)(&args_[i], s) : kernels::launch_mla_cache(args_[i], plans_[i], s);
-  }
-
-  void save(const ValidationOptions&, const Row&) override {
-    if (first_host_) save_set(0, *first_host_, first_, first_actual_);
+    return check(set, sets, host, base + cache_at_, stream, locate, row);
   }
 
  private:
-  static LastCase<MlaHost>& last() {
-    static LastCase<MlaHost> cache;
-    return cache;
+  kernels::MlaCachePlan plan(const kernels::MlaCacheArgs& a) const override {
+    return kernels::plan_mla_cache(a, c_.variant, kernels::current_device_props());
+  }
+  cudaError_t launch_plan(const kernels::MlaCacheArgs& a, const kernels::MlaCachePlan& p,
+                          cudaStream_t s) const override {
+    return kernels::launch_mla_cache(a, p, s);
   }
 
   // Set `set`'s host side: its slots and scale (set 0: the case's, already checked), inputs and
   // reference. Later sets carry no injected bad input: a case that has one is rejected at set 0.
-  MlaHost make_set(int set) const {
+  MlaHost make_set(int set) const override {
     const std::uint64_t seed = set_seed(seed_, set);
     MlaHost h;
     if (set > 0) {
@@ -188,7 +160,8 @@ class MlaCacheSets final : public CaseSets {
     return h;
   }
 
-  void save_set(int set, const MlaHost& host, const MlaSlots& sl, const Bytes& actual) const {
+  void save_set(int set, const MlaHost& host, const Bytes& actual) const override {
+    const MlaSlots& sl = set > 0 ? host.slots : first_;
     std::ostringstream geo;
     geo << "kv_c [T, L] stride (" << g_.kv_c_s0 << ", 1); k_pe [T, R] stride (" << g_.k_pe_s0
         << ", 1); cache [NB, BS, entry] (" << to_string(p_.layout) << ", " << g_.entry_elems
@@ -204,20 +177,11 @@ class MlaCacheSets final : public CaseSets {
     save_tensors(options_, c_, set, geo.str(), t);
   }
 
-  Case c_;
   MlaCacheParams p_;  // c_'s
   MlaCacheGeometry g_;
   MlaSlots first_;
-  std::uint64_t seed_;
-  const ValidationOptions& options_;
-  const LaunchOverride& override_;
-  SetLayout layout_;
   std::size_t guard_bytes_ = 0, kv_c_at_ = 0, k_pe_at_ = 0, slots_at_ = 0, scale_at_ = 0,
               cache_at_ = 0, cache_bytes_ = 0;
-  std::vector<kernels::MlaCacheArgs> args_;  // per built set
-  std::vector<kernels::MlaCachePlan> plans_;
-  const MlaHost* first_host_ = nullptr;  // set 0's host data (held by the LastCase cache)
-  Bytes first_actual_;
 };
 
 }  // namespace
