@@ -25,7 +25,7 @@ class Operation(NamedTuple):
     brief: Callable  # row -> the short shape after the name
 
 
-def _concat_shape(r):  # src/ops/concat_mla_k/operation.cpp
+def _concat_shape(r):  # src/ops/concat_mha_k/operation.cpp
     return (f"H={r['num_heads']} NOPE={r['head_dim']} ROPE={r['rope_dim']}",
             f"{r['in_dtype']}->{r['out_dtype']} strides={r['strides']}")
 

@@ -4,7 +4,7 @@ that a launch plan asks the occupancy of, as ptxas reports them for sm_90.
 
 Usage: compile both optimized.cu files as the build does (sm_90, -O3), adding `-Xptxas -v`, and
 pipe the logs in:
-  for op in concat_mla_k cache_write; do
+  for op in concat_mha_k cache_write; do
     nvcc -I. -Isrc -O3 -DNDEBUG -gencode arch=compute_90,code=sm_90 --expt-relaxed-constexpr \
          -std=c++17 -Xptxas -v -c kernels/$op/optimized.cu -o /dev/null 2>&1
   done | scripts/sm90_registers.py > kernels/common/sm90_registers.inc

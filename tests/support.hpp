@@ -7,14 +7,14 @@
 
 #include "core/operation.hpp"
 #include "ops/cache_write/operation.hpp"
-#include "ops/concat_mla_k/operation.hpp"
+#include "ops/concat_mha_k/operation.hpp"
 #include "ops/mla_cache/operation.hpp"
 
 namespace kvbench::testing_support {
 
 inline Case concat_case(std::int64_t T, std::int64_t H, std::int64_t nope = 128,
                         std::int64_t rope = 64, StrideMode strides = StrideMode::contiguous) {
-  Case c = operation(Kernel::concat_mla_k).default_case();
+  Case c = operation(Kernel::concat_mha_k).default_case();
   c.num_tokens = T;
   c.num_heads = H;
   params_of<ConcatParams>(c).nope_dim = nope;
@@ -34,7 +34,7 @@ inline Case cache_case(std::int64_t T, std::int64_t H, std::int64_t D, std::int6
 
 inline Case mla_case(std::int64_t T, std::int64_t L = 512, std::int64_t R = 64,
                      std::int64_t BS = 64) {
-  Case c = operation(Kernel::concat_and_cache_mla).default_case();
+  Case c = operation(Kernel::mla_cache).default_case();
   c.num_tokens = T;
   params_of<MlaCacheParams>(c).lora_rank = L;
   params_of<MlaCacheParams>(c).rope_dim = R;

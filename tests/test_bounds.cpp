@@ -236,7 +236,7 @@ TEST(Bounds, ThePlainMoveByTheMeanIsTheLowerMean) {
 // K and V rows to its slot, inside the destination, one distinct place per written token, as
 // many as its slots write; concat's is the contiguous move.
 TEST(Bounds, TheCacheWriteScattersInsideItsCachesAndConcatHasNoScatter) {
-  EXPECT_FALSE(operation(Kernel::concat_mla_k).scatter_shape(testing_support::concat_case(64, 16)));
+  EXPECT_FALSE(operation(Kernel::concat_mha_k).scatter_shape(testing_support::concat_case(64, 16)));
   for (const auto& [layout, swa, interleaved, slots] :
        {std::tuple{Layout::nhd, false, false, SlotPattern::random},
         std::tuple{Layout::hnd, false, false, SlotPattern::padded},

@@ -45,7 +45,7 @@ TEST(MlaCache, BytesCountWrittenTokensAndEverySlotEntry) {
   c.out_dtype = DType::fp8_e4m3;
   // 8 bytes of slot_mapping per token; each written token reads 576 bf16 and writes 576 bytes.
   EXPECT_EQ(mla_cache_bytes(c, 7), 8 * 10 + 7 * 576 * 3);
-  EXPECT_EQ(operation(Kernel::concat_and_cache_mla).output_elems(c, 7), 7 * 576);
+  EXPECT_EQ(operation(Kernel::mla_cache).output_elems(c, 7), 7 * 576);
   c.num_tokens = 0x7fffffff;
   mla_params(c).lora_rank = 0x7fffffff;
   EXPECT_THROW(check_sizes(c), SizeOverflow);
@@ -198,7 +198,7 @@ TEST(MlaCache, DsMlaEntriesAre656BytesSixteenAligned) {
   EXPECT_EQ(check_mla_strides(c, g), "");
   // 576 bf16 values read and 656 bytes written per written token, 8 bytes of slot per token.
   EXPECT_EQ(mla_cache_bytes(c, 7), 8 * 100 + 7 * (576 * 2 + 656));
-  EXPECT_EQ(operation(Kernel::concat_and_cache_mla).output_elems(c, 7), 7 * 656);
+  EXPECT_EQ(operation(Kernel::mla_cache).output_elems(c, 7), 7 * 656);
 }
 
 TEST(MlaCache, LayoutScaleDtypeAndWidthsMustGoTogether) {
@@ -290,7 +290,7 @@ TEST(MlaCache, DescribeKeyMatchesDescribe) {
   for (const Case& c : {ds_case(37, MlaScale::tile_pow2), mla_case(5)}) {
     const std::vector<std::string> key = case_key(c);
     const std::string text =
-        operation(Kernel::concat_and_cache_mla).describe_key([&](Col col) -> const std::string& {
+        operation(Kernel::mla_cache).describe_key([&](Col col) -> const std::string& {
           return key[key_index(col)];
         });
     const std::string d = describe(c);

@@ -11,7 +11,7 @@
 #include "core/sweep.hpp"
 #include "offsets64_cases.hpp"
 #include "ops/cache_write/launch.hpp"
-#include "ops/concat_mla_k/launch.hpp"
+#include "ops/concat_mha_k/launch.hpp"
 #include "ops/launch.hpp"
 #include "ops/mla_cache/launch.hpp"
 

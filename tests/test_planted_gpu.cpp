@@ -36,7 +36,7 @@ class Planted : public ::testing::Test {
 
   Row run(const Case& c, Bug bug, const ValidationOptions& options = {}) {
     LaunchOverride o;
-    o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
+    o.on<kernels::ConcatArgs>(Kernel::concat_mha_k,
                               [bug](const kernels::ConcatArgs& a, cudaStream_t s) {
                                 return testing::launch_planted_concat(a, bug, s);
                               });
@@ -44,7 +44,7 @@ class Planted : public ::testing::Test {
                                   [bug](const kernels::CacheWriteArgs& a, cudaStream_t s) {
                                     return testing::launch_planted_cache_write(a, bug, s);
                                   });
-    o.on<kernels::MlaCacheArgs>(Kernel::concat_and_cache_mla,
+    o.on<kernels::MlaCacheArgs>(Kernel::mla_cache,
                                 [bug](const kernels::MlaCacheArgs& a, cudaStream_t s) {
                                   return testing::launch_planted_mla_cache(a, bug, s);
                                 });
@@ -301,7 +301,7 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
     c.inject = b.inject;
     bool launched = false;
     LaunchOverride o;
-    o.on<kernels::MlaCacheArgs>(Kernel::concat_and_cache_mla,
+    o.on<kernels::MlaCacheArgs>(Kernel::mla_cache,
                                 [&launched](const kernels::MlaCacheArgs&, cudaStream_t) {
                                   launched = true;
                                   return cudaSuccess;
@@ -319,7 +319,7 @@ TEST_F(Planted, BadInputIsRejectedBeforeAnyLaunch) {
     c.inject = inject;
     bool launched = false;
     LaunchOverride o;
-    o.on<kernels::MlaCacheArgs>(Kernel::concat_and_cache_mla,
+    o.on<kernels::MlaCacheArgs>(Kernel::mla_cache,
                                 [&launched](const kernels::MlaCacheArgs&, cudaStream_t) {
                                   launched = true;
                                   return cudaSuccess;

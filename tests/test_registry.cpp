@@ -122,7 +122,7 @@ TEST(Registry, VariantsListedOnceWithAWhy) {
     }
   }
   EXPECT_EQ(anywhere.size(), all_values<Variant>().size());  // every variant belongs somewhere
-  Case c = operation(Kernel::concat_mla_k).default_case();
+  Case c = operation(Kernel::concat_mha_k).default_case();
   c.variant = Variant::slot_order;
   EXPECT_EQ(variant_refusal(c),
             "variant slot_order is a reshape_and_cache_flash variant (it orders slots)");

@@ -172,7 +172,7 @@ TEST(Rotation, WrittenRowsCarryTheirSetCount) {
     return out;
   };
   Row r;
-  r.c = operation(Kernel::concat_mla_k).default_case();
+  r.c = operation(Kernel::concat_mha_k).default_case();
   r.buffer_sets = 61;
   const auto header = split(csv_header()), fields = split(csv_line(r));
   ASSERT_EQ(header.size(), fields.size());

@@ -28,9 +28,9 @@ template <>
 struct Names<Kernel> {
   static constexpr std::string_view kind = "kernel";
   static constexpr std::array<std::pair<Kernel, std::string_view>, 3> table{{
-      {Kernel::concat_mla_k, "concat_and_cast_mha_k"},
+      {Kernel::concat_mha_k, "concat_and_cast_mha_k"},
       {Kernel::cache_write, "reshape_and_cache_flash"},
-      {Kernel::concat_and_cache_mla, "concat_and_cache_mla"},
+      {Kernel::mla_cache, "concat_and_cache_mla"},
   }};
 };
 template <>

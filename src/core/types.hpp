@@ -14,7 +14,7 @@ namespace kvbench {
 enum class DType { f32, f16, bf16, fp8_e4m3, fp8_e5m2 };
 // The operations, by the kernel they write; each is registered in src/ops/registry.cpp, in this
 // order.
-enum class Kernel { concat_mla_k, cache_write, concat_and_cache_mla };
+enum class Kernel { concat_mha_k, cache_write, mla_cache };
 // The variants' names. Which operation has which, and why each exists, each operation lists in
 // one place (its variants(), src/ops/<op>/operation.cpp); a variant's launch decisions are its
 // plan's (kernels/<op>/plan.cpp). These are kvbench's own; a variant from outside (a plugin's,

@@ -6,7 +6,7 @@
 
 #include "core/operation.hpp"
 #include "ops/cache_write/launch.hpp"
-#include "ops/concat_mla_k/launch.hpp"
+#include "ops/concat_mha_k/launch.hpp"
 #include "ops/mla_cache/launch.hpp"
 
 namespace kvbench {

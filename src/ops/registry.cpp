@@ -6,7 +6,7 @@
 
 #include "core/operation.hpp"
 #include "ops/cache_write/operation.hpp"
-#include "ops/concat_mla_k/operation.hpp"
+#include "ops/concat_mha_k/operation.hpp"
 #include "ops/mla_cache/operation.hpp"
 
 namespace kvbench {

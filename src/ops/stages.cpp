@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/concat_mla_k/stages.hpp"
+#include "ops/concat_mha_k/stages.hpp"
 #include "ops/mla_cache/stages.hpp"
 #include "runtime/case_sets.hpp"
 

@@ -41,7 +41,7 @@ struct ValidationOptions {
 };
 
 // Replaces the launch of a case's variant. Tests plant wrong kernels per operation, typed by its
-// kernel arguments (on<kernels::ConcatArgs>(Kernel::concat_mla_k, f)), and see them judged
+// kernel arguments (on<kernels::ConcatArgs>(Kernel::concat_mha_k, f)), and see them judged
 // exactly as a real kernel is (same inputs, canaries, guards and comparison). A variant from
 // outside kvbench (a plugin's) has no kernel of kvbench's: it launches only through the one
 // given for it (on_variant), with the same arguments. Without either, the real kernel runs.

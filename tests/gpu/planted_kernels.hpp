@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cache_write/cache_write.hpp"
-#include "kernels/concat_mla_k/concat_mla_k.hpp"
+#include "kernels/concat_mha_k/concat_mha_k.hpp"
 #include "kernels/mla_cache/mla_cache.hpp"
 
 namespace kvbench::testing {

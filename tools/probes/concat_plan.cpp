@@ -1,7 +1,7 @@
 // Which launch path of the optimized concat_and_cast_mha_k is fastest in each context: every
 // optimized concat case of a config (filtered by --tokens / --heads), run through the same runner
 // as `kvbench run` (validated, then timed), once as planned and once on each path forced:
-//   planned  plan_concat's choice (kernels/concat_mla_k/plan.cpp)
+//   planned  plan_concat's choice (kernels/concat_mha_k/plan.cpp)
 //   2d       the 2-D tiling, one token per thread, in the planned vector width
 //   flat     the flat tiling, 256 threads a block, in the planned vector width
 //   wNxG     token walking with N threads a block and G walkers (--walk N1xG1,N2xG2,...): how the
@@ -32,8 +32,8 @@
 #include "core/sweep.hpp"
 #include "kernels/common/device_props.hpp"
 #include "kernels/common/tiling.hpp"
-#include "kernels/concat_mla_k/concat_mla_k.hpp"
-#include "kernels/concat_mla_k/plan.hpp"
+#include "kernels/concat_mha_k/concat_mha_k.hpp"
+#include "kernels/concat_mha_k/plan.hpp"
 #include "runtime/device_info.hpp"
 #include "runtime/runner.hpp"
 
@@ -187,8 +187,8 @@ kernels::ConcatPlan walking(const kernels::ConcatArgs& a, int threads, int walke
 LaunchOverride forcing_walk(int threads, int walkers, int vec) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(
-      Kernel::concat_mla_k, [threads, walkers, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
-        return kernels::launch_concat_mla_k(a, walking(a, threads, walkers, vec), s);
+      Kernel::concat_mha_k, [threads, walkers, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
+        return kernels::launch_concat_mha_k(a, walking(a, threads, walkers, vec), s);
       });
   return o;
 }
@@ -214,18 +214,18 @@ kernels::ConcatPlan tiling(const kernels::ConcatArgs& a, int threads, int unroll
 LaunchOverride forcing_tile(int threads, int unroll, int vec) {
   LaunchOverride o;
   o.on<kernels::ConcatArgs>(
-      Kernel::concat_mla_k, [threads, unroll, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
+      Kernel::concat_mha_k, [threads, unroll, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
         const kernels::ConcatPlan p = tiling(a, threads, unroll, vec);
-        return p.error.empty() ? kernels::launch_concat_mla_k(a, p, s) : cudaErrorInvalidValue;
+        return p.error.empty() ? kernels::launch_concat_mha_k(a, p, s) : cudaErrorInvalidValue;
       });
   return o;
 }
 
 LaunchOverride forcing(kernels::ConcatPath path, int vec) {
   LaunchOverride o;
-  o.on<kernels::ConcatArgs>(Kernel::concat_mla_k,
+  o.on<kernels::ConcatArgs>(Kernel::concat_mha_k,
                             [path, vec](const kernels::ConcatArgs& a, cudaStream_t s) {
-                              return kernels::launch_concat_mla_k(a, forced(a, path, vec), s);
+                              return kernels::launch_concat_mha_k(a, forced(a, path, vec), s);
                             });
   return o;
 }
@@ -235,7 +235,7 @@ int probe(const Options& o, const Config& config, const DeviceInfo& device) {
   std::printf("%-58s %-15s %-9s %-6s %10s %9s %9s\n", "case", "context", "path", "timer",
               "median us", "gap us", "span us");
   for (Case c : config.cases) {
-    if (c.kernel != Kernel::concat_mla_k || c.variant != Variant::optimized) continue;
+    if (c.kernel != Kernel::concat_mha_k || c.variant != Variant::optimized) continue;
     if ((o.tokens && c.num_tokens != o.tokens) || (o.heads && c.num_heads != o.heads)) continue;
     for (Context ctx : o.contexts) {
       RunSettings s = config.settings;

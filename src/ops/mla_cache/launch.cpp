@@ -52,7 +52,7 @@ namespace {
 // Not in the plugin ABI (version 1).
 class MlaCacheBackend final : public BackendOf<kernels::MlaCacheArgs> {
  public:
-  Kernel kernel() const override { return Kernel::concat_and_cache_mla; }
+  Kernel kernel() const override { return Kernel::mla_cache; }
   CasePlan plan(const Case& c, const kernels::DeviceProps& device) const override {
     if (const std::string why = mla_unsupported(c); !why.empty())
       return {"not supported: " + why, ""};

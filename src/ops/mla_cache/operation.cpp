@@ -61,11 +61,11 @@ Axis own_axis(const std::string& name, E MlaCacheParams::*field,
 
 class MlaCache final : public Operation {
  public:
-  Kernel kernel() const override { return Kernel::concat_and_cache_mla; }
+  Kernel kernel() const override { return Kernel::mla_cache; }
 
   Case default_case() const override {
     Case c;
-    c.kernel = Kernel::concat_and_cache_mla;
+    c.kernel = Kernel::mla_cache;
     c.variant = Variant::optimized;
     c.num_heads = 1;  // the latent cache has one head
     c.params = MlaCacheParams{};

@@ -25,7 +25,7 @@ MlaLayout mla_layout_from(std::string_view text);
 MlaScale mla_scale_from(std::string_view text);
 
 struct MlaCacheParams final : OpParams {
-  static constexpr Kernel kKernel = Kernel::concat_and_cache_mla;
+  static constexpr Kernel kKernel = Kernel::mla_cache;
   std::int64_t lora_rank = 512;  // L: kv_c's width (kv_lora_rank)
   std::int64_t rope_dim = 64;    // R: k_pe's width
   std::int64_t block_size = 64;  // BS: entries per cache block

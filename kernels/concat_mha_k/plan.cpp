@@ -1,4 +1,4 @@
-#include "kernels/concat_mla_k/plan.hpp"
+#include "kernels/concat_mha_k/plan.hpp"
 
 #include <algorithm>
 

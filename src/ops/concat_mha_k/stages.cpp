@@ -1,13 +1,13 @@
 // concat_and_cast_mha_k's stages (case_sets.hpp): admit, one set's buffers, build and check.
-#include "ops/concat_mla_k/stages.hpp"
+#include "ops/concat_mha_k/stages.hpp"
 
 #include <cstring>
 #include <sstream>
 
 #include "core/inputs.hpp"
 #include "core/rotation.hpp"
-#include "kernels/concat_mla_k/concat_mla_k.hpp"
-#include "ops/concat_mla_k/launch.hpp"
+#include "kernels/concat_mha_k/concat_mha_k.hpp"
+#include "ops/concat_mha_k/launch.hpp"
 #include "ops/stages.hpp"
 #include "reference/reference.hpp"
 #include "runtime/cuda_check.hpp"
@@ -53,7 +53,7 @@ class ConcatSets final : public OpSets<kernels::ConcatArgs, kernels::ConcatPlan,
   }
   cudaError_t launch_plan(const kernels::ConcatArgs& a, const kernels::ConcatPlan& p,
                           cudaStream_t s) const override {
-    return kernels::launch_concat_mla_k(a, p, s);
+    return kernels::launch_concat_mha_k(a, p, s);
   }
 
   ConcatHost make_set(int set) const override {

@@ -13,7 +13,7 @@
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/tiling.cuh"
 #include "kernels/common/vec.cuh"
-#include "kernels/concat_mla_k/launchers.hpp"
+#include "kernels/concat_mha_k/launchers.hpp"
 
 namespace kvbench::kernels {
 namespace {

@@ -1,7 +1,7 @@
 // concat_and_cast_mha_k on the host, the parts that need no GPU and no kernel: its YAML axes
 // and defaults, variants, geometry and bytes, input checks and injections, and where a
 // mismatching output element is (mismatch reports). Its launch arguments and plan: launch.hpp;
-// its run stages: stages.cpp; its kernels: kernels/concat_mla_k/.
+// its run stages: stages.cpp; its kernels: kernels/concat_mha_k/.
 //
 // k_nope [T, H, NOPE] and k_rope [T, 1, ROPE] -> k [T, H, NOPE+ROPE] (SPEC.md §1).
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/operation.hpp"
-#include "ops/concat_mla_k/params.hpp"
+#include "ops/concat_mha_k/params.hpp"
 
 namespace kvbench {
 

@@ -1,8 +1,8 @@
-// concat_and_cast_mha_k: case -> kernel arguments -> launch plan (kernels/concat_mla_k/plan.hpp).
+// concat_and_cast_mha_k: case -> kernel arguments -> launch plan (kernels/concat_mha_k/plan.hpp).
 #pragma once
 
-#include "kernels/concat_mla_k/plan.hpp"
-#include "ops/concat_mla_k/operation.hpp"
+#include "kernels/concat_mha_k/plan.hpp"
+#include "ops/concat_mha_k/operation.hpp"
 #include "ops/launch.hpp"
 
 namespace kvbench {

@@ -1,5 +1,5 @@
 // concat_and_cast_mha_k's Operation (core/operation.hpp) and its pure host functions.
-#include "ops/concat_mla_k/operation.hpp"
+#include "ops/concat_mha_k/operation.hpp"
 
 #include <sstream>
 
@@ -17,11 +17,11 @@ const ConcatParams& params(const Case& c) { return params_of<ConcatParams>(c); }
 
 class Concat final : public Operation {
  public:
-  Kernel kernel() const override { return Kernel::concat_mla_k; }
+  Kernel kernel() const override { return Kernel::concat_mha_k; }
 
   Case default_case() const override {
     Case c;
-    c.kernel = Kernel::concat_mla_k;
+    c.kernel = Kernel::concat_mha_k;
     c.num_heads = 128;
     c.params = ConcatParams{};
     return c;
@@ -44,7 +44,7 @@ class Concat final : public Operation {
     return axes;
   }
 
-  // The variants (kernels/concat_mla_k/*.cu); the dtype pairs both take are checked at
+  // The variants (kernels/concat_mha_k/*.cu); the dtype pairs both take are checked at
   // admission (stages.cpp).
   const std::vector<VariantInfo>& variants() const override {
     static const std::vector<VariantInfo> v = {

@@ -1,4 +1,4 @@
-#include "ops/concat_mla_k/launch.hpp"
+#include "ops/concat_mha_k/launch.hpp"
 
 namespace kvbench {
 
@@ -41,7 +41,7 @@ namespace {
 
 class ConcatBackend final : public BackendOf<kernels::ConcatArgs> {
  public:
-  Kernel kernel() const override { return Kernel::concat_mla_k; }
+  Kernel kernel() const override { return Kernel::concat_mha_k; }
   CasePlan plan(const Case& c, const kernels::DeviceProps& device) const override {
     const kernels::ConcatPlan p = kernels::plan_concat(plan_args(c), c.variant, device);
     return {kernels::to_string(p, c.in_dtype), p.error.empty() ? plan_key(p, c.in_dtype) : ""};

@@ -9,7 +9,7 @@
 namespace kvbench {
 
 struct ConcatParams final : OpParams {
-  static constexpr Kernel kKernel = Kernel::concat_mla_k;
+  static constexpr Kernel kKernel = Kernel::concat_mha_k;
   std::int64_t nope_dim = 128;  // NOPE: k_nope's head width
   std::int64_t rope_dim = 64;   // ROPE: k_rope's width, shared by every head
   Kernel kernel() const override { return kKernel; }

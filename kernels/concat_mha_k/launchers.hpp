@@ -1,7 +1,7 @@
-// The launchers of each variant, executing a plan (internal to kernels/concat_mla_k).
+// The launchers of each variant, executing a plan (internal to kernels/concat_mha_k).
 #pragma once
 
-#include "kernels/concat_mla_k/plan.hpp"
+#include "kernels/concat_mha_k/plan.hpp"
 
 namespace kvbench::kernels {
 

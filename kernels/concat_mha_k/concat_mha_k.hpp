@@ -23,14 +23,14 @@ struct ConcatArgs {
 // Whether some variant can run this dtype pair (inputs f32/f16/bf16; outputs those and fp8).
 bool concat_supported(DType in, DType out);
 
-struct ConcatPlan;  // kernels/concat_mla_k/plan.hpp: plan_concat() decides every launch
+struct ConcatPlan;  // kernels/concat_mha_k/plan.hpp: plan_concat() decides every launch
 
 // Enqueues the planned launch on `stream`. Returns cudaErrorInvalidValue for a plan that is not
 // launchable (unsupported dtype pair or size), else the launch status.
-cudaError_t launch_concat_mla_k(const ConcatArgs& args, const ConcatPlan& plan,
+cudaError_t launch_concat_mha_k(const ConcatArgs& args, const ConcatPlan& plan,
                                 cudaStream_t stream);
 
 // Plans for the current device, then launches.
-cudaError_t launch_concat_mla_k(const ConcatArgs& args, Variant variant, cudaStream_t stream);
+cudaError_t launch_concat_mha_k(const ConcatArgs& args, Variant variant, cudaStream_t stream);
 
 }  // namespace kvbench::kernels

@@ -2,7 +2,7 @@
 // the seed's Triton program: the [H, NOPE] tile is copied element by element, then the [ROPE]
 // row is broadcast to every head. Kept as the baseline the faster variant is measured against.
 #include "kernels/common/convert.cuh"
-#include "kernels/concat_mla_k/launchers.hpp"
+#include "kernels/concat_mha_k/launchers.hpp"
 
 namespace kvbench::kernels {
 namespace {

@@ -9,7 +9,7 @@
 #include "kernels/common/device_props.hpp"
 #include "kernels/common/plan.hpp"
 #include "kernels/common/tiling.hpp"
-#include "kernels/concat_mla_k/concat_mla_k.hpp"
+#include "kernels/concat_mha_k/concat_mha_k.hpp"
 
 namespace kvbench::kernels {
 
