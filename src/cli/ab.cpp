@@ -153,7 +153,14 @@ class AbRun {
       s.reason = o.failure;
       return;
     }
-    const std::vector<std::string> f = split_csv(o.csv_line);
+    std::vector<std::string> f;
+    try {
+      f = split_csv(o.csv_line);
+    } catch (const std::invalid_argument& e) {
+      s.status = "failed";
+      s.reason = std::string("the worker sent a malformed row (") + e.what() + ")";
+      return;
+    }
     const auto field = [&](Col c) { return index(c) < f.size() ? f[index(c)] : std::string(); };
     std::vector<std::string> key;
     for (const std::string& name : case_columns())

@@ -346,28 +346,47 @@ void add_derived(Row& r, double measured_peak_gbps, double theoretical_peak_gbps
                 r.sm_clock_mhz < kClockLowFraction * max_sm_clock_mhz;
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        fields.back() += ch;
+std::size_t split_csv(std::string_view line, std::vector<std::string>& f) {
+  std::size_t n = 0, i = 0;
+  const std::size_t len = line.size();
+  while (true) {
+    if (n == f.size()) f.emplace_back();
+    std::string& field = f[n++];
+    field.clear();
+    while (i < len && line[i] == ' ') ++i;
+    if (i < len && line[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= len) throw std::invalid_argument("quoted field not closed (truncated line?)");
+        if (line[i] == '"') {
+          if (i + 1 < len && line[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += line[i++];
       }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.emplace_back();
+      while (i < len && line[i] == ' ') ++i;
+      if (i < len && line[i] != ',')
+        throw std::invalid_argument("text after a quoted field in field " + std::to_string(n));
     } else {
-      fields.back() += ch;
+      const std::size_t start = i;
+      while (i < len && line[i] != ',') ++i;
+      std::size_t stop = i;
+      while (stop > start && line[stop - 1] == ' ') --stop;
+      field.assign(line.data() + start, stop - start);
     }
+    if (i >= len) return n;
+    ++i;  // the comma
   }
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  fields.resize(split_csv(line, fields));
   return fields;
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/case.hpp"
@@ -71,7 +72,12 @@ Case case_of_key(const std::vector<std::string>& key);
 std::string join_csv(const std::vector<std::string>& fields);
 // RFC 4180 quoting for free text (line breaks become spaces); a plain token is returned as is.
 std::string csv_quoted(const std::string& s);
-// The fields of one CSV line whose fields csv_quoted wrote (RFC 4180): the rows csv_line writes.
+// The RFC 4180 fields of one CSV line (no line break inside quotes: csv_quoted writes none),
+// spaces around a field trimmed: the rows csv_line writes, and every result CSV kvbench reads.
+// Fields go to `f` (reused, never shrunk); their count is returned. std::invalid_argument for a
+// quoted field not closed or followed by text.
+std::size_t split_csv(std::string_view line, std::vector<std::string>& f);
+// The same, as a vector of exactly the line's fields.
 std::vector<std::string> split_csv(const std::string& line);
 
 // Every column's name (kColumns), the header line, and one row's line.

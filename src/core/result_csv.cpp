@@ -181,43 +181,12 @@ class LineSource {
   unsigned long long number_ = 0;  // counted here: fccp's own count is an unsigned int
 };
 
-// RFC 4180 fields of one line (no line breaks inside quotes: the writer replaces them); spaces
-// around a field are trimmed. Fields are kept in `f` (reused), their count returned.
+// The fields of one line (split_csv, core/csv.hpp), a malformed one refused as the CSV's.
 std::size_t split(std::string_view line, std::vector<std::string>& f, const std::string& at) {
-  std::size_t n = 0, i = 0;
-  const std::size_t len = line.size();
-  while (true) {
-    if (n == f.size()) f.emplace_back();
-    std::string& field = f[n++];
-    field.clear();
-    while (i < len && line[i] == ' ') ++i;
-    if (i < len && line[i] == '"') {
-      ++i;
-      while (true) {
-        if (i >= len) throw ResultCsvError(at + "quoted field not closed (truncated line?)");
-        if (line[i] == '"') {
-          if (i + 1 < len && line[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        field += line[i++];
-      }
-      while (i < len && line[i] == ' ') ++i;
-      if (i < len && line[i] != ',')
-        throw ResultCsvError(at + "text after a quoted field in field " + std::to_string(n));
-    } else {
-      const std::size_t start = i;
-      while (i < len && line[i] != ',') ++i;
-      std::size_t stop = i;
-      while (stop > start && line[stop - 1] == ' ') --stop;
-      field.assign(line.data() + start, stop - start);
-    }
-    if (i >= len) return n;
-    ++i;  // the comma
+  try {
+    return split_csv(line, f);
+  } catch (const std::invalid_argument& e) {
+    throw ResultCsvError(at + e.what());
   }
 }
 
@@ -257,192 +226,237 @@ std::string format_us(double v) {
   return buf;
 }
 
+constexpr std::size_t kNone = SIZE_MAX;
+
+// The header of a result CSV: where each column the gate reads is, and the schema its columns
+// are of.
+struct Header {
+  std::size_t width = 0;
+  std::array<std::size_t, AxisValues::kCount> axis_pos;
+  std::array<std::size_t, kOtherCount> other_pos;
+  std::string missing;        // the first required column it lacks, reported after row 1's schema
+  std::string header_schema;  // 4 added timer, 3 context, 2 buffer_sets
+};
+
+Header read_header(std::string_view line, std::vector<std::string>& f, const std::string& at) {
+  Header h;
+  h.width = split(line, f, at);
+  h.axis_pos.fill(kNone);
+  h.other_pos.fill(kNone);
+  for (std::size_t i = 0; i < h.width; ++i) {
+    std::size_t* slot = nullptr;
+    for (std::size_t a = 0; a < AxisValues::kCount; ++a)
+      if (f[i] == axis_name(a)) slot = &h.axis_pos[a];
+    for (std::size_t o = 0; o < kOtherCount; ++o)
+      if (f[i] == other_name(o)) slot = &h.other_pos[o];
+    if (!slot) continue;
+    if (*slot != kNone)
+      throw ResultCsvError(at + "column '" + f[i] + "' appears twice in the header");
+    *slot = i;
+  }
+  // Missing columns other than the schema's are reported after the first row's schema check, so
+  // a CSV of another schema is refused for that reason and not for whichever column differs.
+  for (std::size_t a = 0; a < AxisValues::kCount && h.missing.empty(); ++a)
+    if (h.axis_pos[a] == kNone) h.missing = axis_name(a);
+  for (std::size_t o = 0; o < kOtherCount && h.missing.empty(); ++o)
+    if (h.other_pos[o] == kNone && !optional_column(o)) h.missing = other_name(o);
+  const auto& o = h.other_pos;
+  h.header_schema = o[kTimerCol] != kNone     ? "4"
+                    : o[kContextCol] != kNone ? "3"
+                    : o[kSetsCol] != kNone    ? "2"
+                                              : "1";
+  return h;
+}
+
+// Decodes the rows of one result CSV under its header, each field checked where it is read.
+class RowDecoder {
+ public:
+  RowDecoder(const Header& h, const std::string& path) : h_(h), path_(path) {}
+
+  ResultCsvError missing_column(const std::string& column) const {
+    return ResultCsvError(where(path_, 1) + "missing column '" + column +
+                          "' in the header (is this a kvbench result CSV?)");
+  }
+
+  // The row of fields f (n of them) at line `number`.
+  ResultRow decode(const std::vector<std::string>& f, std::size_t n, unsigned long long number) {
+    f_ = &f;
+    at_ = where(path_, number);
+    check_shape(n);
+    ResultRow row;
+    row.line = static_cast<unsigned>(number);
+    for (std::size_t a = 0; a < AxisValues::kCount; ++a) {
+      const std::string& v = f[h_.axis_pos[a]];
+      if (integer_axis(a)) check_integer(v, at_, axis_name(a));
+      row.axes.at(a) = intern(a, v);
+    }
+    try {
+      row.status = from_string<Status>(field(kStatusCol));
+    } catch (const std::invalid_argument& e) {
+      throw ResultCsvError(at_ + "column '" + other_name(kStatusCol) + "': " + e.what());
+    }
+    row.reason = intern(AxisValues::kCount, field(kReasonCol));
+    row.timing = timing(row.status);
+    row.device = intern(AxisValues::kCount + 1, field(kDeviceCol));
+    row.device_uuid = intern(AxisValues::kCount + 2, field(kUuidCol));
+    row.bytes = integer(field(kBytesCol), at_, other_name(kBytesCol));
+    row.written_tokens = integer(field(kWrittenCol), at_, other_name(kWrittenCol));
+    row.buffer_sets = buffer_sets(row.timing.has_value());
+    how_timed(row);
+    return row;
+  }
+
+ private:
+  const std::string& field(std::size_t other) const {
+    static const std::string kEmpty;
+    return h_.other_pos[other] == kNone ? kEmpty : (*f_)[h_.other_pos[other]];
+  }
+  const std::string& schema() const { return (*f_)[h_.other_pos[kSchemaCol]]; }
+
+  // The row's schema is one this kvbench reads, the header has every column, the row is as wide.
+  void check_shape(std::size_t n) const {
+    const std::string latest = std::to_string(kSchemaVersion);
+    if (n > h_.other_pos[kSchemaCol] && schema() != "1" && schema() != "2" && schema() != "3" &&
+        schema() != latest)
+      throw ResultCsvError(at_ + "column '" + other_name(kSchemaCol) + "': '" + schema() +
+                           "', but this kvbench reads schemas 1 to " + latest);
+    if (!h_.missing.empty()) throw missing_column(h_.missing);
+    if (n < h_.width) throw ResultCsvError(at_ + "too few columns (truncated line?)");
+    if (n > h_.width) throw ResultCsvError(at_ + "too many columns");
+    // true or false; empty where the writer did not know (rows of early Triton baselines).
+    if (const std::string& dirty = field(kDirtyCol);
+        !dirty.empty() && dirty != "true" && dirty != "false")
+      throw ResultCsvError(at_ + "column '" + other_name(kDirtyCol) + "': '" + dirty +
+                           "' is not true or false");
+  }
+
+  // median, p10 and p90: all three or none, ordered, and only where something was launched.
+  std::optional<Timing> timing(Status status) const {
+    const std::string &median_us = other_name(kMedianCol), &p10_us = other_name(kP10Col),
+                      &p90_us = other_name(kP90Col);
+    const auto median = number(field(kMedianCol), at_, median_us);
+    const auto p10 = number(field(kP10Col), at_, p10_us);
+    const auto p90 = number(field(kP90Col), at_, p90_us);
+    if (!median) {
+      if (p10 || p90)
+        throw ResultCsvError(at_ + "column '" + median_us + "': empty, but " +
+                             (p10 ? p10_us : p90_us) + " is set");
+      return std::nullopt;
+    }
+    if (!p10 || !p90)
+      throw ResultCsvError(at_ + "column '" + (p10 ? p90_us : p10_us) + "': empty, but " +
+                           median_us + " is set");
+    if (*p10 > *p90)
+      throw ResultCsvError(at_ + "column '" + p10_us + "': " + format_us(*p10) + " is above " +
+                           p90_us + " " + format_us(*p90));
+    if (*median < *p10 || *median > *p90)
+      throw ResultCsvError(at_ + "column '" + median_us + "': " + format_us(*median) +
+                           " is outside " + p10_us + ".." + p90_us + " [" + format_us(*p10) + ", " +
+                           format_us(*p90) + "]");
+    // Nothing is launched for a case not supported or rejected: times there were edited in.
+    if (status == Status::not_supported || status == Status::rejected)
+      throw ResultCsvError(at_ + "column '" + median_us + "': set in a " +
+                           std::string(to_string(status)) + " row (nothing was launched)");
+    if (*median <= 0)  // a launch takes time: 0 is a lost or edited number
+      throw ResultCsvError(at_ + "column '" + median_us + "': 0 in a timed row");
+    return Timing{*median, *p10, *p90};
+  }
+
+  // Schema 1 has no buffer_sets: one set, as every schema-1 run timed. Schema 2 has the column,
+  // and a timed row of it says how many sets it was timed over (the gate keeps counts apart).
+  int buffer_sets(bool timed) const {
+    const bool schema2 = schema() != "1";  // 2 or later
+    if (schema2 && h_.other_pos[kSetsCol] == kNone)
+      throw ResultCsvError(where(path_, 1) + "missing column '" + other_name(kSetsCol) +
+                           "' in the header (schema 2 has it)");
+    const auto sets = integer(field(kSetsCol), at_, other_name(kSetsCol));
+    if (sets && (*sets < 1 || *sets > kMaxBufferSets))
+      throw ResultCsvError(at_ + "column '" + other_name(kSetsCol) + "': '" + field(kSetsCol) +
+                           "' is not in [1, " + std::to_string(kMaxBufferSets) + "]");
+    if (!sets && schema2 && timed)
+      throw ResultCsvError(at_ + "column '" + other_name(kSetsCol) + "': empty in a timed row");
+    return sets ? static_cast<int>(*sets) : 1;
+  }
+
+  // A name of enum E in column `other`, or empty; the text as read.
+  template <class E>
+  const std::string& name_of(std::size_t other) const {
+    const std::string& v = field(other);
+    if (!v.empty()) {
+      try {
+        from_string<E>(v);
+      } catch (const std::invalid_argument& err) {
+        throw ResultCsvError(at_ + "column '" + other_name(other) + "': " + err.what());
+      }
+    }
+    return v;
+  }
+
+  // How the row was timed (mode, context, timer): names, each empty in an untimed row only.
+  void how_timed(ResultRow& row) {
+    // A row is read with its schema's meanings (one buffer set, any context, any timer), so it
+    // must be of the schema its header's columns are: each schema added one of them.
+    if (schema() != h_.header_schema)
+      throw ResultCsvError(at_ + "column '" + other_name(kSchemaCol) + "': '" + schema() +
+                           "', but the header has the columns of schema " + h_.header_schema +
+                           " (a row of another schema pasted in?)");
+    row.mode = intern(AxisValues::kCount + 3, name_of<TimingMode>(kModeCol));
+    named_if_timed(row, row.mode, kModeCol);
+    row.context = intern(AxisValues::kCount + 4, name_of<Context>(kContextCol));
+    row.timer = intern(AxisValues::kCount + 5, name_of<Timer>(kTimerCol));
+    named_if_timed(row, row.context, kContextCol);
+    named_if_timed(row, row.timer, kTimerCol);
+  }
+
+  // A timed row of a schema with column `col` says how it was timed there.
+  void named_if_timed(const ResultRow& row, const Text& text, std::size_t col) const {
+    if (text.empty() && row.timing && h_.other_pos[col] != kNone)
+      throw ResultCsvError(at_ + "column '" + other_name(col) + "': empty in a timed row");
+  }
+
+  // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
+  // column skips the interning table's lookup.
+  Text intern(std::size_t slot, const std::string& v) {
+    auto& [text, id] = last_[slot];
+    if (text != v || (id.empty() && !v.empty())) {
+      text = v;
+      id = Text(v);
+    }
+    return id;
+  }
+
+  const Header& h_;
+  const std::string& path_;
+  const std::vector<std::string>* f_ = nullptr;
+  std::string at_;
+  std::array<std::pair<std::string, Text>, AxisValues::kCount + 6> last_;
+};
+
 ResultTable read_lines(LineSource& src, const std::string& path) {
   ResultTable table;
   table.path = path;
   std::vector<std::string> f;
   std::string_view line;
-
   // The header: the first non-blank line (io::LineReader skips a UTF-8 byte order mark).
   bool have_header = false;
-  while (src.next(line)) {
-    if (!line.empty()) {
-      have_header = true;
-      break;
-    }
-  }
+  while (!have_header && src.next(line)) have_header = !line.empty();
   if (!have_header && src.number() == 0) return table;  // zero bytes: no rows
   // Line ends and nothing else ("\r" alone, a file of CRs or blank lines): not a CSV at all.
   if (!have_header)
     throw ResultCsvError(where(path, 1) + "no header line, only " + std::to_string(src.number()) +
                          " blank line" + (src.number() == 1 ? "" : "s") +
                          " (is this a result CSV?)");
-  const std::string header_at = where(path, src.number());
-  const std::size_t width = split(line, f, header_at);
-  constexpr std::size_t kNone = SIZE_MAX;
-  std::array<std::size_t, AxisValues::kCount> axis_pos;
-  std::array<std::size_t, kOtherCount> other_pos;
-  axis_pos.fill(kNone);
-  other_pos.fill(kNone);
-  for (std::size_t i = 0; i < width; ++i) {
-    std::size_t* slot = nullptr;
-    for (std::size_t a = 0; a < AxisValues::kCount; ++a)
-      if (f[i] == axis_name(a)) slot = &axis_pos[a];
-    for (std::size_t o = 0; o < kOtherCount; ++o)
-      if (f[i] == other_name(o)) slot = &other_pos[o];
-    if (!slot) continue;
-    if (*slot != kNone)
-      throw ResultCsvError(header_at + "column '" + f[i] + "' appears twice in the header");
-    *slot = i;
-  }
-  const auto missing_column = [&](const std::string& column) {
-    return ResultCsvError(where(path, 1) + "missing column '" + column +
-                          "' in the header (is this a kvbench result CSV?)");
-  };
-  if (other_pos[kSchemaCol] == kNone) throw missing_column(other_name(kSchemaCol));
-  // Other missing columns are reported after the first row's schema check, so a CSV of another
-  // schema is refused for that reason and not for whichever of its columns differs.
-  std::string missing;
-  for (std::size_t a = 0; a < AxisValues::kCount && missing.empty(); ++a)
-    if (axis_pos[a] == kNone) missing = axis_name(a);
-  for (std::size_t o = 0; o < kOtherCount && missing.empty(); ++o)
-    if (other_pos[o] == kNone && !optional_column(o)) missing = other_name(o);
-
-  static const std::string kEmpty;
-  const std::string schema = std::to_string(kSchemaVersion);
-  // The schema whose columns the header has: 4 added timer, 3 context, 2 buffer_sets.
-  const std::string header_schema = other_pos[kTimerCol] != kNone     ? "4"
-                                    : other_pos[kContextCol] != kNone ? "3"
-                                    : other_pos[kSetsCol] != kNone    ? "2"
-                                                                      : "1";
-  // Consecutive rows mostly repeat a column's value (kernel, dtype, device): the last one per
-  // column skips the interning table's lookup.
-  std::array<std::pair<std::string, Text>, AxisValues::kCount + 6> last;
-  const auto intern = [&last](std::size_t slot, const std::string& v) {
-    auto& [text, id] = last[slot];
-    if (text != v || (id.empty() && !v.empty())) {
-      text = v;
-      id = Text(v);
-    }
-    return id;
-  };
+  const Header header = read_header(line, f, where(path, src.number()));
+  RowDecoder rows(header, path);
+  if (header.other_pos[kSchemaCol] == kNone) throw rows.missing_column(other_name(kSchemaCol));
   while (src.next(line)) {
     if (line.empty()) continue;
     if (src.number() > UINT_MAX)
       throw ResultCsvError(where(path, src.number()) + "more lines than a result CSV may have");
-    const std::string at = where(path, src.number());
-    const std::size_t n = split(line, f, at);
-    if (n > other_pos[kSchemaCol] && f[other_pos[kSchemaCol]] != "1" &&
-        f[other_pos[kSchemaCol]] != "2" && f[other_pos[kSchemaCol]] != "3" &&
-        f[other_pos[kSchemaCol]] != schema)
-      throw ResultCsvError(at + "column '" + other_name(kSchemaCol) + "': '" +
-                           f[other_pos[kSchemaCol]] + "', but this kvbench reads schemas 1 to " +
-                           schema);
-    if (!missing.empty()) throw missing_column(missing);
-    if (n < width) throw ResultCsvError(at + "too few columns (truncated line?)");
-    if (n > width) throw ResultCsvError(at + "too many columns");
-    const auto field = [&](std::size_t other) -> const std::string& {
-      return other_pos[other] == kNone ? kEmpty : f[other_pos[other]];
-    };
-
-    // true or false; empty where the writer did not know (rows of early Triton baselines).
-    if (const std::string& dirty = field(kDirtyCol);
-        !dirty.empty() && dirty != "true" && dirty != "false")
-      throw ResultCsvError(at + "column '" + other_name(kDirtyCol) + "': '" + dirty +
-                           "' is not true or false");
-
-    ResultRow row;
-    row.line = static_cast<unsigned>(src.number());
-    for (std::size_t a = 0; a < AxisValues::kCount; ++a) {
-      const std::string& v = f[axis_pos[a]];
-      if (integer_axis(a)) check_integer(v, at, axis_name(a));
-      row.axes.at(a) = intern(a, v);
-    }
-    try {
-      row.status = from_string<Status>(field(kStatusCol));
-    } catch (const std::invalid_argument& e) {
-      throw ResultCsvError(at + "column '" + other_name(kStatusCol) + "': " + e.what());
-    }
-    row.reason = intern(AxisValues::kCount, field(kReasonCol));
-    const std::string &median_us = other_name(kMedianCol), &p10_us = other_name(kP10Col),
-                      &p90_us = other_name(kP90Col);
-    const auto median = number(field(kMedianCol), at, median_us);
-    const auto p10 = number(field(kP10Col), at, p10_us);
-    const auto p90 = number(field(kP90Col), at, p90_us);
-    if (median) {
-      if (!p10 || !p90)
-        throw ResultCsvError(at + "column '" + (p10 ? p90_us : p10_us) + "': empty, but " +
-                             median_us + " is set");
-      if (*p10 > *p90)
-        throw ResultCsvError(at + "column '" + p10_us + "': " + format_us(*p10) + " is above " +
-                             p90_us + " " + format_us(*p90));
-      if (*median < *p10 || *median > *p90)
-        throw ResultCsvError(at + "column '" + median_us + "': " + format_us(*median) +
-                             " is outside " + p10_us + ".." + p90_us + " [" + format_us(*p10) +
-                             ", " + format_us(*p90) + "]");
-      // Nothing is launched for a case not supported or rejected: times there were edited in.
-      if (row.status == Status::not_supported || row.status == Status::rejected)
-        throw ResultCsvError(at + "column '" + median_us + "': set in a " +
-                             std::string(to_string(row.status)) + " row (nothing was launched)");
-      if (*median <= 0)  // a launch takes time: 0 is a lost or edited number
-        throw ResultCsvError(at + "column '" + median_us + "': 0 in a timed row");
-      row.timing = Timing{*median, *p10, *p90};
-    } else if (p10 || p90) {
-      throw ResultCsvError(at + "column '" + median_us + "': empty, but " +
-                           (p10 ? p10_us : p90_us) + " is set");
-    }
-    row.device = intern(AxisValues::kCount + 1, field(kDeviceCol));
-    row.device_uuid = intern(AxisValues::kCount + 2, field(kUuidCol));
-    row.bytes = integer(field(kBytesCol), at, other_name(kBytesCol));
-    row.written_tokens = integer(field(kWrittenCol), at, other_name(kWrittenCol));
-    // Schema 1 has no buffer_sets: one set, as every schema-1 run timed. Schema 2 has the column,
-    // and a timed row of it says how many sets it was timed over (the gate keeps counts apart).
-    const bool schema2 = f[other_pos[kSchemaCol]] != "1";  // 2 or later
-    if (schema2 && other_pos[kSetsCol] == kNone)
-      throw ResultCsvError(where(path, 1) + "missing column '" + other_name(kSetsCol) +
-                           "' in the header (schema 2 has it)");
-    const auto sets = integer(field(kSetsCol), at, other_name(kSetsCol));
-    if (sets && (*sets < 1 || *sets > kMaxBufferSets))
-      throw ResultCsvError(at + "column '" + other_name(kSetsCol) + "': '" + field(kSetsCol) +
-                           "' is not in [1, " + std::to_string(kMaxBufferSets) + "]");
-    if (!sets && schema2 && row.timing)
-      throw ResultCsvError(at + "column '" + other_name(kSetsCol) + "': empty in a timed row");
-    row.buffer_sets = sets ? static_cast<int>(*sets) : 1;
-    // A row is read with its schema's meanings (one buffer set, any context, any timer), so it
-    // must be of the schema its header's columns are: each schema added one of them.
-    if (f[other_pos[kSchemaCol]] != header_schema)
-      throw ResultCsvError(at + "column '" + other_name(kSchemaCol) + "': '" +
-                           f[other_pos[kSchemaCol]] +
-                           "', but the header has the columns of schema " + header_schema +
-                           " (a row of another schema pasted in?)");
-    // How the row was timed: a mode name, or empty in an untimed row.
-    // A name of enum E in column `other`, or empty; the text as read.
-    const auto name_of = [&](auto e, std::size_t other) -> const std::string& {
-      const std::string& v = field(other);
-      if (!v.empty()) {
-        try {
-          from_string<decltype(e)>(v);
-        } catch (const std::invalid_argument& err) {
-          throw ResultCsvError(at + "column '" + other_name(other) + "': " + err.what());
-        }
-      }
-      return v;
-    };
-    const std::string& mode = name_of(TimingMode{}, kModeCol);
-    if (mode.empty() && row.timing && other_pos[kModeCol] != kNone)
-      throw ResultCsvError(at + "column '" + other_name(kModeCol) + "': empty in a timed row");
-    row.mode = intern(AxisValues::kCount + 3, mode);
-    // What ran before each timed launch (schema 3) and what read the times (schema 4): empty in
-    // an untimed row.
-    row.context = intern(AxisValues::kCount + 4, name_of(Context{}, kContextCol));
-    row.timer = intern(AxisValues::kCount + 5, name_of(Timer{}, kTimerCol));
-    // A timed row of a schema with these columns says how it was timed, as with `mode`.
-    for (const auto& [text, col] : {std::pair{row.context, kContextCol}, {row.timer, kTimerCol}})
-      if (text.empty() && row.timing && other_pos[col] != kNone)
-        throw ResultCsvError(at + "column '" + other_name(col) + "': empty in a timed row");
-    table.rows.push_back(std::move(row));
+    const std::size_t n = split(line, f, where(path, src.number()));
+    table.rows.push_back(rows.decode(f, n, src.number()));
   }
-  if (!missing.empty()) throw missing_column(missing);
+  if (!header.missing.empty()) throw rows.missing_column(header.missing);
   if (!src.ended_with_newline())
     throw ResultCsvError(where(path, src.number()) +
                          "no newline at the end of the last line (a row cut short?)");
