@@ -305,22 +305,23 @@ void check_baseline(const ResultTable& baseline, const GateOptions& opt) {
   checked_baseline(baseline, opt);
 }
 
-GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
-                    const GateOptions& opt) {
-  const RowIndex base_index = checked_baseline(baseline, opt);
-  if (!opt.allow_device_mismatch) {
-    std::set<std::string> base_devices;
-    for (const auto& r : baseline.rows) base_devices.insert(r.device);
-    for (const auto& r : current.rows)
-      if (!base_devices.count(r.device))
-        throw GateError("device mismatch: " + current.path + ":" + std::to_string(r.line) +
-                        " ran on '" + r.device + "', the baseline " + baseline.path + " on '" +
-                        *base_devices.begin() + "' (--allow-device-mismatch compares anyway)");
-  }
-  const RowIndex cur_index(current, !opt.allow_device_mismatch, "current");
+namespace {
 
-  // Rows of one case timed differently (another mode or buffer-set count) measure different
-  // things: refused like a device mismatch, naming the first pair (docs/gate.md).
+// Every current row ran on a device the baseline ran on, unless told to compare anyway.
+void check_devices(const ResultTable& baseline, const ResultTable& current) {
+  std::set<std::string> base_devices;
+  for (const auto& r : baseline.rows) base_devices.insert(r.device);
+  for (const auto& r : current.rows)
+    if (!base_devices.count(r.device))
+      throw GateError("device mismatch: " + current.path + ":" + std::to_string(r.line) +
+                      " ran on '" + r.device + "', the baseline " + baseline.path + " on '" +
+                      *base_devices.begin() + "' (--allow-device-mismatch compares anyway)");
+}
+
+// Rows of one case timed differently (another mode or buffer-set count) measure different
+// things: refused like a device mismatch, naming the first pair (docs/gate.md).
+void check_timed_alike(const ResultTable& baseline, const RowIndex& base_index,
+                       const ResultTable& current) {
   std::size_t timed_apart = 0;
   std::string first_apart;
   for (const auto& cur : current.rows) {
@@ -337,6 +338,71 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
                                      : std::string()) +
                     "; rows timed differently are not compared (run with the baseline's "
                     "settings.mode, settings.rotate, settings.context and settings.timer)");
+}
+
+// The verdict of one current row against its baseline row (nullptr: none).
+CaseVerdict verdict_of(const ResultRow& cur, const ResultRow* baseline, const GateOptions& opt) {
+  CaseVerdict v;
+  v.current = &cur;
+  v.baseline = baseline;
+  if (is_failure(cur.status)) {
+    v.verdict = Verdict::incorrect;
+    v.note = std::string(to_string(cur.status)) + (cur.reason.empty() ? "" : ": " + cur.reason);
+  } else if (!v.baseline) {
+    v.verdict = Verdict::added;
+  } else if (v.baseline->timing && v.baseline->timing->median_us > 0 && !cur.timing) {
+    // Timed before, not now: the measurement is missing (exit 2), not merely unknown.
+    v.verdict = Verdict::missing;
+    v.note = "timed in the baseline, not in the current run (" +
+             std::string(to_string(cur.status)) + (cur.reason.empty() ? "" : ": " + cur.reason) +
+             ")";
+  } else if (!v.baseline->timing || !cur.timing || v.baseline->timing->median_us <= 0) {
+    v.verdict = Verdict::unknown;
+    v.note = "not timed: baseline " + std::string(to_string(v.baseline->status)) + ", current " +
+             std::string(to_string(cur.status));
+    if (!cur.reason.empty()) v.note += " (" + cur.reason + ")";
+  } else {
+    const bool other_board = !v.baseline->device_uuid.empty() && !cur.device_uuid.empty() &&
+                             v.baseline->device_uuid != cur.device_uuid;
+    const double threshold =
+        other_board ? std::max(opt.threshold, opt.other_board_threshold) : opt.threshold;
+    v.verdict = judge(*v.baseline->timing, *cur.timing, threshold, &v.tolerance);
+    v.ratio = cur.timing->median_us / v.baseline->timing->median_us;
+    judge_by_samples(v, threshold, opt);
+  }
+  return v;
+}
+
+// The report's note when some cases ran on another board than their baseline rows.
+std::string board_note(const std::vector<CaseVerdict>& cases, const GateOptions& opt) {
+  std::set<std::string> base_boards, cur_boards;
+  for (const auto& c : cases)
+    if (c.baseline && c.current && !c.baseline->device_uuid.empty() &&
+        !c.current->device_uuid.empty() && c.baseline->device_uuid != c.current->device_uuid) {
+      base_boards.insert(c.baseline->device_uuid);
+      cur_boards.insert(c.current->device_uuid);
+    }
+  if (base_boards.empty()) return "";
+  const auto join = [](const std::set<std::string>& s) {
+    std::string out;
+    for (const auto& u : s) out += (out.empty() ? "" : ", ") + u;
+    return out;
+  };
+  return "other board: the baseline ran on " + join(base_boards) + ", the current on " +
+         join(cur_boards) + "; those cases are judged at the other-board threshold (" +
+         std::to_string(static_cast<int>(
+             std::lround(100 * std::max(opt.threshold, opt.other_board_threshold)))) +
+         "%): boards of one model differ by up to 6% on unchanged code";
+}
+
+}  // namespace
+
+GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
+                    const GateOptions& opt) {
+  const RowIndex base_index = checked_baseline(baseline, opt);
+  if (!opt.allow_device_mismatch) check_devices(baseline, current);
+  const RowIndex cur_index(current, !opt.allow_device_mismatch, "current");
+  check_timed_alike(baseline, base_index, current);
 
   GateReport rep;
   rep.baseline_path = baseline.path;
@@ -346,36 +412,8 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
   rep.threshold = opt.threshold;
   rep.cases.reserve(current.rows.size());
   for (const auto& cur : current.rows) {
-    CaseVerdict v;
-    v.current = &cur;
-    v.baseline = base_index.find(cur);
     rep.current_timed += cur.timing.has_value();
-    if (is_failure(cur.status)) {
-      v.verdict = Verdict::incorrect;
-      v.note = std::string(to_string(cur.status)) + (cur.reason.empty() ? "" : ": " + cur.reason);
-    } else if (!v.baseline) {
-      v.verdict = Verdict::added;
-    } else if (v.baseline->timing && v.baseline->timing->median_us > 0 && !cur.timing) {
-      // Timed before, not now: the measurement is missing (exit 2), not merely unknown.
-      v.verdict = Verdict::missing;
-      v.note = "timed in the baseline, not in the current run (" +
-               std::string(to_string(cur.status)) + (cur.reason.empty() ? "" : ": " + cur.reason) +
-               ")";
-    } else if (!v.baseline->timing || !cur.timing || v.baseline->timing->median_us <= 0) {
-      v.verdict = Verdict::unknown;
-      v.note = "not timed: baseline " + std::string(to_string(v.baseline->status)) + ", current " +
-               std::string(to_string(cur.status));
-      if (!cur.reason.empty()) v.note += " (" + cur.reason + ")";
-    } else {
-      const bool other_board = !v.baseline->device_uuid.empty() && !cur.device_uuid.empty() &&
-                               v.baseline->device_uuid != cur.device_uuid;
-      const double threshold =
-          other_board ? std::max(opt.threshold, opt.other_board_threshold) : opt.threshold;
-      v.verdict = judge(*v.baseline->timing, *cur.timing, threshold, &v.tolerance);
-      v.ratio = cur.timing->median_us / v.baseline->timing->median_us;
-      judge_by_samples(v, threshold, opt);
-    }
-    rep.cases.push_back(std::move(v));
+    rep.cases.push_back(verdict_of(cur, base_index.find(cur), opt));
   }
   for (const auto& base : baseline.rows) {
     if (cur_index.find(base)) continue;
@@ -385,25 +423,7 @@ GateReport run_gate(const ResultTable& baseline, const ResultTable& current,
     v.note = current.rows.empty() ? "the current CSV has no rows" : "not in the current CSV";
     rep.cases.push_back(std::move(v));
   }
-  std::set<std::string> base_boards, cur_boards;
-  for (const auto& c : rep.cases)
-    if (c.baseline && c.current && !c.baseline->device_uuid.empty() &&
-        !c.current->device_uuid.empty() && c.baseline->device_uuid != c.current->device_uuid) {
-      base_boards.insert(c.baseline->device_uuid);
-      cur_boards.insert(c.current->device_uuid);
-    }
-  if (!base_boards.empty()) {
-    const auto join = [](const std::set<std::string>& s) {
-      std::string out;
-      for (const auto& u : s) out += (out.empty() ? "" : ", ") + u;
-      return out;
-    };
-    rep.board_note = "other board: the baseline ran on " + join(base_boards) + ", the current on " +
-                     join(cur_boards) + "; those cases are judged at the other-board threshold (" +
-                     std::to_string(static_cast<int>(
-                         std::lround(100 * std::max(opt.threshold, opt.other_board_threshold)))) +
-                     "%): boards of one model differ by up to 6% on unchanged code";
-  }
+  rep.board_note = board_note(rep.cases, opt);
   std::stable_sort(
       rep.cases.begin(), rep.cases.end(),
       [](const CaseVerdict& a, const CaseVerdict& b) { return rank(a.verdict) < rank(b.verdict); });

@@ -419,12 +419,9 @@ RunSettings parse_settings(const std::string& source, const YAML::Node& n) {
   return s;
 }
 
-// Cartesian product of the given axes, in the canonical order, last axis fastest.
-// Validates every value of a sweep, then, if `budget` allows its case count (the product of its
-// axis lengths, computed first), appends its cases and lowers `budget` by their number.
-void expand_sweep(const std::string& source, const YAML::Node& sweep, const std::string& path,
-                  std::vector<Case>& out, std::size_t index, std::uint64_t& budget,
-                  std::uint64_t max_cases) {
+// A sweep's header: its operation's default case, named by the sweep (or sweepN).
+Case sweep_base(const std::string& source, const YAML::Node& sweep, const std::string& path,
+                std::size_t index) {
   if (!sweep.IsMap()) fail(source, sweep, path, "expected a mapping with kernel and axes");
   check_keys(source, sweep, path, {"name", "kernel", "axes"});
   const YAML::Node kernel_node = sweep["kernel"];
@@ -445,9 +442,15 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
         fail(source, sweep["name"], path + ".name",
              "must not contain commas, quotes or control characters (a newline, a tab)");
   }
+  return base;
+}
 
+// Per axis of the operation: its values (one node each), validated now so errors point at the
+// value. An axis the sweep does not name keeps no value (the default case's).
+std::vector<std::vector<YAML::Node>> axis_values(const std::string& source, const YAML::Node& sweep,
+                                                 const std::string& path, const Case& base) {
   const YAML::Node raw_axes = sweep["axes"];
-  const std::vector<Axis>& specs = op.axes();
+  const std::vector<Axis>& specs = operation(base.kernel).axes();
   std::vector<std::string> names;
   for (const auto& a : specs) names.push_back(a.name);
   if (raw_axes && !raw_axes.IsMap())
@@ -455,8 +458,6 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
   const YAML::Node axes =
       raw_axes ? with_merge_keys(source, raw_axes, path + ".axes", names) : raw_axes;
   if (axes) check_keys(source, axes, path + ".axes", names);
-
-  // Per axis: its values (one node each), validated now so errors point at the value.
   std::vector<std::vector<YAML::Node>> values(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const std::string apath = path + ".axes." + specs[i].name;
@@ -478,8 +479,14 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
         if (std::string why = specs[i].refuse(node.Scalar()); !why.empty())
           fail(source, node, apath, why);
   }
+  return values;
+}
 
-  // The case count, before expanding anything.
+// The case count of the axes' product, before expanding anything; refused past `budget`.
+std::uint64_t case_count(const std::string& source, const YAML::Node& sweep,
+                         const std::string& path, const std::vector<Axis>& specs,
+                         const std::vector<std::vector<YAML::Node>>& values, std::uint64_t budget,
+                         std::uint64_t max_cases) {
   std::uint64_t count = 1;
   bool over = false;
   std::string factors;
@@ -497,6 +504,19 @@ void expand_sweep(const std::string& source, const YAML::Node& sweep, const std:
                   ? ", with " + std::to_string(max_cases - budget) + " cases before it"
                   : std::string()) +
              ", past the limit of " + std::to_string(max_cases) + " (--max-cases raises it)");
+  return count;
+}
+
+// Cartesian product of the given axes, in the canonical order, last axis fastest.
+// Validates every value of a sweep, then, if `budget` allows its case count (the product of its
+// axis lengths, computed first), appends its cases and lowers `budget` by their number.
+void expand_sweep(const std::string& source, const YAML::Node& sweep, const std::string& path,
+                  std::vector<Case>& out, std::size_t index, std::uint64_t& budget,
+                  std::uint64_t max_cases) {
+  const Case base = sweep_base(source, sweep, path, index);
+  const std::vector<Axis>& specs = operation(base.kernel).axes();
+  const std::vector<std::vector<YAML::Node>> values = axis_values(source, sweep, path, base);
+  const std::uint64_t count = case_count(source, sweep, path, specs, values, budget, max_cases);
   budget -= count;
   out.reserve(out.size() + count);
 
