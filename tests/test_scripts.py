@@ -2,7 +2,7 @@
 """CPU test of scripts/plot.py (headless; its tick labels and timing lines), each script under an
 interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/perf_report.py and
 tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
-tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), context_proof.sh's board check
+tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), `proof.sh context`'s board check
 (with a fake nvidia-smi), scripts/triton_baseline.py without a GPU (its cases, support rules and
 rows against kvbench's), scripts/kvbench_schema.py against the binary, every script and tool
 reading a CSV through its reader, and scripts/kvbench_operations.py's row labels against
@@ -800,7 +800,7 @@ class ContextTable(unittest.TestCase):
 
 
 class ContextProofBoard(unittest.TestCase):
-    """tools/remote/context_proof.sh's GPU_NAME: on another board it stops before anything runs or
+    """`tools/remote/proof.sh context`'s GPU_NAME: on another board it stops before anything runs or
     is written; on the named one it goes on. A stand-in nvidia-smi names the board."""
 
     def run_proof(self, board, gpu_name):
@@ -814,7 +814,7 @@ class ContextProofBoard(unittest.TestCase):
             write_stand_in(os.path.join(bin_dir, name), text)
         env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], GPU_NAME=gpu_name,
                    KVBENCH_BIN=bin_dir, OUT_DIR=out_dir, STAGES="none", PYTHON=sys.executable)
-        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "context_proof.sh")],
+        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "proof.sh"), "context"],
                               env=env, capture_output=True, text=True)
         return done, out_dir, log
 
@@ -1513,7 +1513,7 @@ class BadInputIsExit3(unittest.TestCase):
 
 
 class RotateProof(unittest.TestCase):
-    """tools/remote/rotate_proof.sh's plumbing, with stand-ins for the GPU binaries and for
+    """`tools/remote/proof.sh rotate`'s plumbing, with stand-ins for the GPU binaries and for
     torch: which cases each stage runs, with which flags, and the table it prints last."""
 
     FAKE_KVBENCH = """#!/usr/bin/env bash
@@ -1575,9 +1575,10 @@ fi
         env = dict(os.environ, FAKE_LOG=log, REAL_KVBENCH=KVBENCH, FAKE_ROWS=rows,
                    KVBENCH_LIB=os.path.join(os.path.dirname(KVBENCH), "libkvbench.so"),
                    FAKE_PY_REAL=sys.executable, PYTHON=os.path.join(bin_dir, "python"),
-                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh"),
-                               bin_dir, out_dir], capture_output=True, text=True, env=env, cwd=ROOT)
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+                   KVBENCH_BIN=bin_dir, OUT_DIR=out_dir)
+        proof = ["bash", os.path.join(ROOT, "tools", "remote", "proof.sh"), "rotate"]
+        done = subprocess.run(proof, capture_output=True, text=True, env=env, cwd=ROOT)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         out = done.stdout
         for stage in ("gpu_tests", "perf_rotated", "bounds", "triton", "decode_cold",
@@ -1628,8 +1629,7 @@ fi
         # A second call with some stages: the others' CSVs come from OUT_DIR, the table from all.
         os.remove(log)
         env["STAGES"] = "decode"
-        again = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh"),
-                                bin_dir, out_dir], capture_output=True, text=True, env=env, cwd=ROOT)
+        again = subprocess.run(proof, capture_output=True, text=True, env=env, cwd=ROOT)
         self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
         with open(log) as f:
             second = [c for c in f.read().splitlines() if c.startswith(("run ", "bounds ")) or
@@ -1638,12 +1638,6 @@ fi
         self.assertNotIn("perf_rotated: rc", again.stdout)
         self.assertIn("| faster than the seed's Triton |", again.stdout)
         self.assertIn("| at least 97% of its plain-move reference |", again.stdout)
-
-    def test_usage(self):
-        done = subprocess.run(["bash", os.path.join(ROOT, "tools", "remote", "rotate_proof.sh")],
-                              capture_output=True, text=True)
-        self.assertEqual(done.returncode, 3)
-        self.assertIn("usage:", done.stderr)
 
 
 class ABTable(unittest.TestCase):
