@@ -186,6 +186,26 @@ void RowFile::write_all(const std::string& text) {
   }
 }
 
+namespace {
+
+// The offset just past the last '\n' of the first `size` bytes of fd (0 when there is none).
+off_t end_of_last_line(int fd, off_t size, const std::string& path) {
+  char block[4096];
+  off_t end = size;
+  while (end > 0) {
+    const off_t start =
+        end > static_cast<off_t>(sizeof block) ? end - static_cast<off_t>(sizeof block) : 0;
+    const ssize_t n = ::pread(fd, block, static_cast<std::size_t>(end - start), start);
+    if (n != end - start) throw std::runtime_error(path + ": cannot read: " + error_text(errno));
+    for (ssize_t i = n; i > 0; --i)
+      if (block[i - 1] == '\n') return start + i;
+    end = start;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void RowFile::open_with(const std::string& first_line) {
   if (mode_ == Mode::append) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
@@ -193,25 +213,7 @@ void RowFile::open_with(const std::string& first_line) {
     // Cut a last line that lacks its newline (a writer killed mid-row): back to the last '\n'.
     struct stat st {};
     if (::fstat(fd_, &st) != 0) throw std::runtime_error(path_ + ": " + error_text(errno));
-    off_t end = st.st_size;
-    char block[4096];
-    while (end > 0) {
-      const off_t start =
-          end > static_cast<off_t>(sizeof block) ? end - static_cast<off_t>(sizeof block) : 0;
-      const ssize_t n = ::pread(fd_, block, static_cast<std::size_t>(end - start), start);
-      if (n != end - start) throw std::runtime_error(path_ + ": cannot read: " + error_text(errno));
-      off_t keep = -1;
-      for (ssize_t i = n; i > 0; --i)
-        if (block[i - 1] == '\n') {
-          keep = start + i;
-          break;
-        }
-      if (keep >= 0) {
-        end = keep;
-        break;
-      }
-      end = start;
-    }
+    const off_t end = end_of_last_line(fd_, st.st_size, path_);
     if (end != st.st_size && ::ftruncate(fd_, end) != 0)
       throw std::runtime_error(path_ +
                                ": cannot cut its unfinished last line: " + error_text(errno));

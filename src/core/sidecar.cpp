@@ -1,6 +1,7 @@
 #include "core/sidecar.hpp"
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "core/shard.hpp"
@@ -289,6 +290,58 @@ ShardRecord read_shard_record(const std::string& sidecar_text, const std::string
   return r;
 }
 
+namespace {
+
+// How a shard record's fields read in a mismatch message.
+std::string cases_text(const std::vector<std::size_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size() && i < 10; ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + (v.size() > 10 ? ",...]" : "]");
+}
+
+std::string build_text(const ShardRecord& r) {
+  return (r.git_sha.empty() ? std::string("unset") : r.git_sha) +
+         (r.git_dirty ? " (uncommitted changes)" : "");
+}
+
+std::string variants_text(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& n : v) s += (s.empty() ? "" : ",") + n;
+  return s.empty() ? std::string("the config's") : s;
+}
+
+std::string plugins_text(const std::string& plugins) {
+  if (plugins.empty()) return "none";
+  std::string s;
+  for (const J& p : J::parse(plugins)) {
+    const J* path = member(p, "path");
+    const J* sha = member(p, "sha256");
+    s += (s.empty() ? "" : ", ") + (path && path->is_string() ? path->get<std::string>() : "?") +
+         " (sha256 " + (sha && sha->is_string() ? sha->get<std::string>().substr(0, 12) : "?") +
+         ")";
+  }
+  return s;
+}
+
+// The first setting whose value differs (one side may lack it): {key, a's, b's}, or empty key.
+std::array<std::string, 3> first_setting_apart(const ShardRecord& a, const ShardRecord& b) {
+  const std::string absent = "unset";
+  for (const auto& [key, value] : b.settings) {
+    std::string theirs = absent;
+    for (const auto& [k, v] : a.settings)
+      if (k == key) theirs = v;
+    if (theirs != value) return {key, theirs, value};
+  }
+  for (const auto& [key, value] : a.settings) {
+    bool seen = false;
+    for (const auto& kv : b.settings) seen = seen || kv.first == key;
+    if (!seen) return {key, value, absent};
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, const ShardRecord& b,
                            const std::string& b_path) {
   const auto differ = [&](const std::string& what, const std::string& x, const std::string& y,
@@ -297,67 +350,28 @@ std::string shard_mismatch(const ShardRecord& a, const std::string& a_path, cons
   };
   if (a.config_hash != b.config_hash)
     return differ("config fnv1a64", a.config_hash, b.config_hash, "shards of different configs");
-  const auto cases = [](const std::vector<std::size_t>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size() && i < 10; ++i) s += (i ? "," : "") + std::to_string(v[i]);
-    return s + (v.size() > 10 ? ",...]" : "]");
-  };
   if (a.selected_cases != b.selected_cases)
-    return differ("--case or --max-tokens (selected_cases)", cases(a.selected_cases),
-                  cases(b.selected_cases), "shards of different case selections");
+    return differ("--case or --max-tokens (selected_cases)", cases_text(a.selected_cases),
+                  cases_text(b.selected_cases), "shards of different case selections");
   if (a.shard_count != b.shard_count)
     return differ("the shard count", std::to_string(a.shard_count), std::to_string(b.shard_count),
                   "shards of different splits");
-  if (a.git_sha != b.git_sha || a.git_dirty != b.git_dirty) {
-    const auto build = [](const ShardRecord& r) {
-      return (r.git_sha.empty() ? std::string("unset") : r.git_sha) +
-             (r.git_dirty ? " (uncommitted changes)" : "");
-    };
-    return differ("the build (git_sha)", build(a), build(b),
+  if (a.git_sha != b.git_sha || a.git_dirty != b.git_dirty)
+    return differ("the build (git_sha)", build_text(a), build_text(b),
                   "shards of two builds are not merged into one CSV");
-  }
   if (!a.device_name.empty() && !b.device_name.empty() && a.device_name != b.device_name)
     return differ("the GPU model (device.name)", "'" + a.device_name + "'",
                   "'" + b.device_name + "'",
                   "shards of two GPU models are not merged into one CSV");
-  if (a.variants != b.variants) {
-    const auto names = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (const std::string& n : v) s += (s.empty() ? "" : ",") + n;
-      return s.empty() ? std::string("the config's") : s;
-    };
-    return differ("--variants (variants)", names(a.variants), names(b.variants),
+  if (a.variants != b.variants)
+    return differ("--variants (variants)", variants_text(a.variants), variants_text(b.variants),
                   "shards of other variants run other cases");
-  }
-  if (a.plugin_identity != b.plugin_identity) {
-    const auto files = [](const std::string& plugins) {
-      if (plugins.empty()) return std::string("none");
-      std::string s;
-      for (const J& p : J::parse(plugins)) {
-        const J* path = member(p, "path");
-        const J* sha = member(p, "sha256");
-        s += (s.empty() ? "" : ", ") +
-             (path && path->is_string() ? path->get<std::string>() : "?") + " (sha256 " +
-             (sha && sha->is_string() ? sha->get<std::string>().substr(0, 12) : "?") + ")";
-      }
-      return s;
-    };
-    return differ("--plugin (plugins)", files(a.plugins), files(b.plugins),
+  if (a.plugin_identity != b.plugin_identity)
+    return differ("--plugin (plugins)", plugins_text(a.plugins), plugins_text(b.plugins),
                   "shards of other plugin files ran other kernels");
-  }
-  const std::string why = "shards run with other settings measure other things";
-  const std::string absent = "unset";
-  for (const auto& [key, value] : b.settings) {
-    std::string theirs = absent;
-    for (const auto& [k, v] : a.settings)
-      if (k == key) theirs = v;
-    if (theirs != value) return differ("settings." + key, theirs, value, why);
-  }
-  for (const auto& [key, value] : a.settings) {
-    bool seen = false;
-    for (const auto& kv : b.settings) seen = seen || kv.first == key;
-    if (!seen) return differ("settings." + key, value, absent, why);
-  }
+  if (const auto apart = first_setting_apart(a, b); !apart[0].empty())
+    return differ("settings." + apart[0], apart[1], apart[2],
+                  "shards run with other settings measure other things");
   return "";
 }
 
