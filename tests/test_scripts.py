@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU test of scripts/plot.py (headless; its tick labels and timing lines), each script under an
 interpreter without matplotlib or torch (scripts/kvbench_python.py), scripts/perf_report.py and
-tools/perf_targets.py on the committed perf run, tools/remote/ab_table.py,
+tools/perf_targets.py on the committed perf run, tools/remote/tables.py,
 tools/remote/gpu_sass.sh and pdl_order.sh (with a fake cuobjdump), `proof.sh context`'s board check
 (with a fake nvidia-smi), scripts/triton_baseline.py without a GPU (its cases, support rules and
 rows against kvbench's), scripts/kvbench_schema.py against the binary, every script and tool
@@ -722,22 +722,22 @@ class SharedReader(unittest.TestCase):
                 (tool("tools", "perf_targets.py") + [bad], 3, "perf_report.py"),
                 (tool("tools", "results_sidecars.py") + ["derive", bad, "--from", run_json,
                                                          "--tool", "t"], 1, "results_sidecars.py"),
-                (tool("tools", "remote", "gate_table.py") + ["delays", bad, "5", "slower"], 2,
-                 "gate_table.py")):
+                (tool("tools", "remote", "tables.py") + ["delays", bad, "5", "slower"], 2,
+                 "tables.py")):
             done = subprocess.run(argv, capture_output=True, text=True)
             self.assertEqual(done.returncode, code, argv)
             self.assertEqual(done.stderr.splitlines(), [f"{who}: {message}"], argv)
-        for argv, path in ((tool("tools", "remote", "ab_table.py") + [d, "A"], "A.1.csv"),
-                           (tool("tools", "remote", "context_table.py") + [d],
+        for argv, path in ((tool("tools", "remote", "tables.py") + ["ab", d, "A"], "A.1.csv"),
+                           (tool("tools", "remote", "tables.py") + ["context", d],
                             "after_producer.csv")):
             done = subprocess.run(argv, capture_output=True, text=True)
             self.assertEqual(done.returncode, 2, argv)
-            self.assertEqual(done.stderr.splitlines(), [f"{os.path.basename(argv[1])}: "
-                                                        + message.replace(bad, os.path.join(d, path))])
+            self.assertEqual(done.stderr.splitlines(),
+                             ["tables.py: " + message.replace(bad, os.path.join(d, path))])
 
 
 class ContextTable(unittest.TestCase):
-    """tools/remote/context_table.py on what context_proof.sh leaves: each context's CSV, its
+    """`tools/remote/tables.py context` on what `proof.sh context` leaves: each context's CSV, its
     bounds, the cross-check CSVs and logs (here written by hand)."""
 
     COLS = ["kernel", "variant", "sweep", "num_tokens", "num_heads", "head_dim", "rope_dim",
@@ -785,7 +785,7 @@ class ContextTable(unittest.TestCase):
             f.writelines(f'"{i}","cache_write_optimized","{v}"\n' for i, v in
                          enumerate(("100500", "100000", "101000")))
         done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "remote",
-                                                            "context_table.py"), d],
+                                                            "tables.py"), "context", d],
                               capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
         out = done.stdout
@@ -1641,7 +1641,7 @@ fi
 
 
 class ABTable(unittest.TestCase):
-    """tools/remote/ab_table.py (tools/remote/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
+    """`tools/remote/tables.py ab` (tools/remote/gpu_ab.sh's table) on the gate test's CSVs as two builds."""
 
     def setUp(self):
         self.dir = os.path.join(OUT, "ab")
@@ -1660,7 +1660,7 @@ class ABTable(unittest.TestCase):
         return rows
 
     def table(self, *names):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "remote", "ab_table.py"), self.dir,
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "remote", "tables.py"), "ab", self.dir,
                                *names], capture_output=True, text=True)
 
     def test_ratios_are_the_medians_ratios(self):

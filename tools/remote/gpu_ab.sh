@@ -5,7 +5,7 @@
 # interleaved (A B, then B A, ...) so that a drift of the board, or the position in a round, falls
 # on all of them. CSVs and logs (ab/NAME.ROUND.{csv,log}) are written to a scratch folder and
 # packed into $OUT_DIR/ab.tar after every run (OUT_DIR defaults to results/gpu_ab);
-# tools/remote/ab_table.py's table goes into the tar as ab/table.md, to $OUT_DIR/table.md and to
+# `tools/remote/tables.py ab`'s table goes into the tar as ab/table.md, to $OUT_DIR/table.md and to
 # stdout: per case each build's median time, per sweep and variant each build's geometric-mean time
 # against the first build's. $OUT_DIR holds just those two files. Boards differ by a few percent, so
 # compare builds within one run on one board, not across runs.
@@ -36,7 +36,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir "$WORK/ab"
 export KVBENCH_CACHE_DIR=${KVBENCH_CACHE_DIR:-$WORK/cache} KVBENCH_SOURCE_DIR=$PWD
-export KVBENCH=${KVBENCH:-${KVBENCH_BIN:-dist/bin}/kvbench}  # ab_table.py reads the case key from it
+export KVBENCH=${KVBENCH:-${KVBENCH_BIN:-dist/bin}/kvbench}  # tables.py reads the case key from it
 pack() { tar -C "$WORK" -cf "$OUT_DIR/ab.tar.part" ab && mv "$OUT_DIR/ab.tar.part" "$OUT_DIR/ab.tar"; }
 nvidia-smi --query-gpu=name,uuid --format=csv,noheader 2>/dev/null
 status=0
@@ -51,7 +51,7 @@ for round in $(seq 1 "$ROUNDS"); do
     pack
   done
 done
-python3 tools/remote/ab_table.py "$WORK/ab" "${names[@]}" >"$WORK/ab/table.md" || status=1
+python3 tools/remote/tables.py ab "$WORK/ab" "${names[@]}" >"$WORK/ab/table.md" || status=1
 cp "$WORK/ab/table.md" "$OUT_DIR/table.md"
 cat "$OUT_DIR/table.md"
 pack

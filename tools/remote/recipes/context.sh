@@ -18,7 +18,7 @@
 #   ncu     its three large cases under Nsight Compute (gpu__time_duration.sum)
 #   sass    code size of the seed's Triton kernels the stages before compiled (their cubins in
 #           TRITON_CACHE_DIR; tools/sass_size.py)
-# The tables of tools/remote/context_table.py last. With GPU_NAME (say H200) it runs only on a
+# The tables of `tools/remote/tables.py context` last. With GPU_NAME (say H200) it runs only on a
 # board of that name: results/BOARD/ must hold that board's figures only.
 DEFAULT_STAGES="tests ctx ap cb pairs plan xc ncu sass"
 STAGES=${STAGES:-$DEFAULT_STAGES}
@@ -89,6 +89,6 @@ stage_sass() {
 }
 
 run_stages
-"$PY" tools/remote/context_table.py "$W" | tee "$W/table.md"
+"$PY" tools/remote/tables.py context "$W" | tee "$W/table.md"
 pack
 exit $status

@@ -11,7 +11,7 @@
 #   null         the build against itself over quick_perf.yaml, NULL_ROUNDS rounds (default 10)
 #   null_decode  the same over perf.yaml's T <= 128 after a producer (CUPTI)
 # Outputs in OUT_DIR/work (OUT_DIR default dist/gate_proof), packed as OUT_DIR/gate.tar.xz;
-# the table (tools/remote/gate_table.py) in OUT_DIR/table.md and on stdout, last. BUDGET_S
+# the table (tools/remote/tables.py gate) in OUT_DIR/table.md and on stdout, last. BUDGET_S
 # (default 540) skips the stages that would start past it.
 DEFAULT_STAGES="check record power null null_decode"
 STAGES=${STAGES:-$DEFAULT_STAGES}
@@ -52,7 +52,7 @@ stage_power() {
     zero=$(planted zero.sh 0)
     for pct in 3 5 10; do
       for dir in slower faster; do
-        delays=$("$PY" tools/remote/gate_table.py delays "$W/plain_$ctx.csv" "$pct" "$dir")
+        delays=$("$PY" tools/remote/tables.py delays "$W/plain_$ctx.csv" "$pct" "$dir")
         build=$(planted "d_${ctx}_${pct}_$dir.sh" "$delays")
         base=$zero cur=$build
         [ "$dir" = faster ] && base=$build cur=$zero
@@ -78,7 +78,7 @@ stage_null_decode() {
 }
 
 run_stages
-"$PY" tools/remote/gate_table.py table "$W" >"$OUT_DIR/table.md"
+"$PY" tools/remote/tables.py gate "$W" >"$OUT_DIR/table.md"
 tar -cJf "$OUT_DIR/gate.tar.xz" -C "$OUT_DIR" work
 echo "total $SECONDS s"
 cat "$OUT_DIR/table.md"
