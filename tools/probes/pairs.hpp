@@ -1,6 +1,6 @@
 // What the CUPTI probes share: two-kernel graphs replayed many times, each kernel timed on its
 // own with the CUPTI timer (runtime/cupti_timer.hpp), and their main. Used by probe_context and
-// probe_token_head_parts; a probe's helpers, not part of kvbench.
+// probe_timer_step; a probe's helpers, not part of kvbench.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -9,7 +9,7 @@ BIN=${KVBENCH_BIN:-dist/bin}
 cd "$KVBENCH_ROOT" || exit 1
 mkdir -p "$BIN"
 cp "$KVBENCH_BUILD"/kvbench "$KVBENCH_BUILD"/libkvbench.so "$KVBENCH_BUILD"/tests/test_{core,reference,gpu,cupti,convert_gpu,planted,planted_gpu} \
-  "$KVBENCH_BUILD"/tools/probes/probe_{context,concat_plan,token_head_parts,timer_step} \
+  "$KVBENCH_BUILD"/tools/probes/probe_{context,concat_plan,timer_step} \
   "$KVBENCH_BUILD"/examples/plugin/kvbench_example_plugin.so "$BIN/"
 strip "$BIN"/* 2>/dev/null || true
 tar -cJf dist/kvbench-bin.tar.xz "$BIN"
