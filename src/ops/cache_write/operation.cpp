@@ -284,6 +284,24 @@ std::int64_t cache_write_bytes(const Case& c, std::int64_t swa_lookups,
   return add(add(mul(8, c.num_tokens), mul(8, swa_lookups)), mul(written_tokens, per_token));
 }
 
+namespace {
+
+// The SWA lookups the slots make and the tokens that write (not padding, not evicted, not the
+// skip slot).
+void count_writes(SlotData& s, bool swa, const CacheGeometry& g) {
+  for (std::int64_t slot : s.slot_mapping) {
+    if (slot < 0) continue;
+    if (swa) {
+      ++s.swa_lookups;
+      slot = s.swa_table[slot];
+      if (slot < 0) continue;
+    }
+    if (slot != g.skip_slot) ++s.written_tokens;
+  }
+}
+
+}  // namespace
+
 SlotData make_slots(const Case& c, const CacheGeometry& g, std::uint64_t seed) {
   const CacheWriteParams& p = params(c);
   std::uint64_t state = seed ^ 0x5107'5107'5107'5107ull;
@@ -336,16 +354,7 @@ SlotData make_slots(const Case& c, const CacheGeometry& g, std::uint64_t seed) {
     }
   }
 
-  for (std::int64_t t = 0; t < T; ++t) {
-    std::int64_t slot = s.slot_mapping[t];
-    if (slot < 0) continue;
-    if (p.swa) {
-      ++s.swa_lookups;
-      slot = s.swa_table[slot];
-      if (slot < 0) continue;
-    }
-    if (slot != g.skip_slot) ++s.written_tokens;
-  }
+  count_writes(s, p.swa, g);
   return s;
 }
 
