@@ -236,14 +236,22 @@ void report_throws_as_such() {
   }
 }
 
-void probe(const std::string& open_path, const std::string& path, const Known& known) {
+// A child process and a pipe from it: `pid` 0 in the child, whose stdout and stderr go to
+// /dev/null. std::runtime_error ("pipe: ...", "fork: ...") when either cannot be made.
+struct Child {
+  pid_t pid;
+  int read_fd, write_fd;
+};
+
+Child fork_with_pipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) refuse(path, std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    refuse(path, std::string("fork: ") + std::strerror(errno));
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
     ::close(fds[0]);
@@ -252,33 +260,54 @@ void probe(const std::string& open_path, const std::string& path, const Known& k
       ::dup2(null, 1);
       ::dup2(null, 2);
     }
-    char verdict = 'y';  // returned (or refused in a way the parent's load names)
-    if (void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      const auto* version =
-          static_cast<const std::uint32_t*>(::dlsym(handle, "kvbench_plugin_abi_version"));
-      void* init_symbol = ::dlsym(handle, "kvbench_plugin_init");
-      if (version && *version == KVBENCH_ABI_VERSION && init_symbol) {
-        kvb_plugin_init_fn init;
-        std::memcpy(&init, &init_symbol, sizeof init);
-        std::vector<PluginVariant> variants;
-        Registration r{path, &known, &variants, {}, {}};
-        const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
-        g_probe_verdict_fd = fds[1];
-        report_throws_as_such();
-        try {
-          init(KVBENCH_ABI_VERSION, &host);
-        } catch (...) {
-          verdict = 't';
-        }
+  } else {
+    ::close(fds[1]);
+  }
+  return {pid, fds[0], fds[1]};
+}
+
+// Closes the read end, kills the child first when asked, and waits for it: its wait status.
+int reap(const Child& child, bool kill_first) {
+  ::close(child.read_fd);
+  if (kill_first) ::kill(child.pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// The probe child: loads the plugin and runs its init, then writes one verdict byte ('y': it
+// returned or was refused in a way the parent's load names; 't': init threw) and ends.
+[[noreturn]] void probe_child(const std::string& open_path, const std::string& path,
+                              const Known& known, int fd) {
+  char verdict = 'y';
+  if (void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    const auto* version =
+        static_cast<const std::uint32_t*>(::dlsym(handle, "kvbench_plugin_abi_version"));
+    void* init_symbol = ::dlsym(handle, "kvbench_plugin_init");
+    if (version && *version == KVBENCH_ABI_VERSION && init_symbol) {
+      kvb_plugin_init_fn init;
+      std::memcpy(&init, &init_symbol, sizeof init);
+      std::vector<PluginVariant> variants;
+      Registration r{path, &known, &variants, {}, {}};
+      const kvb_host host{KVBENCH_ABI_VERSION, &r, add_variant, fail};
+      g_probe_verdict_fd = fd;
+      report_throws_as_such();
+      try {
+        init(KVBENCH_ABI_VERSION, &host);
+      } catch (...) {
+        verdict = 't';
       }
     }
-    while (::write(fds[1], &verdict, 1) < 0 && errno == EINTR) {
-    }
-    ::_exit(0);  // no atexit handlers or destructors of the plugin's: the probe is done
   }
-  ::close(fds[1]);
+  while (::write(fd, &verdict, 1) < 0 && errno == EINTR) {
+  }
+  ::_exit(0);  // no atexit handlers or destructors of the plugin's: the probe is done
+}
+
+// The probe's verdict byte, 0 when the child ended without one; timed_out when none came in time.
+char read_verdict(int fd, bool& timed_out) {
   char verdict = 0;
-  bool timed_out = false;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(kProbeSeconds);
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -286,24 +315,32 @@ void probe(const std::string& open_path, const std::string& path, const Known& k
                           .count();
     if (left <= 0) {
       timed_out = true;
-      break;
+      return 0;
     }
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{fd, POLLIN, 0};
     const int n = ::poll(&p, 1, static_cast<int>(left));
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) timed_out = true;
     if (n > 0) {
-      const ssize_t got = ::read(fds[0], &verdict, 1);
+      const ssize_t got = ::read(fd, &verdict, 1);
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) verdict = 0;  // EOF: the child ended without a verdict
     }
-    break;
+    return verdict;
   }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+}
+
+void probe(const std::string& open_path, const std::string& path, const Known& known) {
+  Child child{};
+  try {
+    child = fork_with_pipe();
+  } catch (const std::runtime_error& e) {
+    refuse(path, e.what());
   }
+  if (child.pid == 0) probe_child(open_path, path, known, child.write_fd);
+  bool timed_out = false;
+  const char verdict = read_verdict(child.read_fd, timed_out);
+  const int status = reap(child, timed_out);
   if (timed_out)
     refuse(path, "did not finish loading and kvbench_plugin_init within " +
                      std::to_string(kProbeSeconds) + " s (hung?)");
@@ -320,55 +357,38 @@ void probe(const std::string& open_path, const std::string& path, const Known& k
                    "; a plugin returns from kvbench_plugin_init, it never exits)");
 }
 
-}  // namespace
+// The asking child: one line per answer, 'A' and its text or 'E' and an exception's message.
+[[noreturn]] void answer_all(std::size_t n, const std::function<std::string(std::size_t)>& answer,
+                             int fd) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string line;
+    try {
+      line = 'A' + answer(i);
+    } catch (const std::exception& e) {
+      line = 'E' + std::string(e.what());
+    }
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    line += '\n';
+    for (std::size_t done = 0; done < line.size();) {
+      const ssize_t w = ::write(fd, line.data() + done, line.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ::_exit(1);
+      done += static_cast<std::size_t>(w);
+    }
+  }
+  ::_exit(0);  // no atexit handlers or destructors: the answers are all the child was for
+}
 
-std::vector<std::string> ask_in_child(std::size_t n,
-                                      const std::function<std::string(std::size_t)>& answer,
-                                      int seconds) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {  // one line per answer: 'A' and its text, or 'E' and an exception's message
-    ::close(fds[0]);
-    const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      std::string line;
-      try {
-        line = 'A' + answer(i);
-      } catch (const std::exception& e) {
-        line = 'E' + std::string(e.what());
-      }
-      std::replace(line.begin(), line.end(), '\n', ' ');
-      line += '\n';
-      for (std::size_t done = 0; done < line.size();) {
-        const ssize_t w = ::write(fds[1], line.data() + done, line.size() - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) ::_exit(1);
-        done += static_cast<std::size_t>(w);
-      }
-    }
-    ::_exit(0);  // no atexit handlers or destructors: the answers are all the child was for
-  }
-  ::close(fds[1]);
+// Up to n lines from fd, each within `seconds` of the one before; timed_out when one did not come.
+std::vector<std::string> read_answers(int fd, std::size_t n, int seconds, bool& timed_out) {
   std::vector<std::string> answers;
   std::string pending;
-  bool timed_out = false;
   auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (answers.size() < n) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                           end - std::chrono::steady_clock::now())
                           .count();
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{fd, POLLIN, 0};
     const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
@@ -376,7 +396,7 @@ std::vector<std::string> ask_in_child(std::size_t n,
       break;
     }
     char buf[4096];
-    const ssize_t got = ::read(fds[0], buf, sizeof buf);
+    const ssize_t got = ::read(fd, buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;  // the child ended
     pending.append(buf, static_cast<std::size_t>(got));
@@ -386,11 +406,19 @@ std::vector<std::string> ask_in_child(std::size_t n,
       end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     }
   }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  return answers;
+}
+
+}  // namespace
+
+std::vector<std::string> ask_in_child(std::size_t n,
+                                      const std::function<std::string(std::size_t)>& answer,
+                                      int seconds) {
+  const Child child = fork_with_pipe();
+  if (child.pid == 0) answer_all(n, answer, child.write_fd);
+  bool timed_out = false;
+  const std::vector<std::string> answers = read_answers(child.read_fd, n, seconds, timed_out);
+  const int status = reap(child, timed_out);
   std::vector<std::string> texts;
   for (const std::string& a : answers) {
     if (a.empty() || a[0] != 'A') throw std::runtime_error(a.empty() ? "" : a.substr(1));
