@@ -5,7 +5,7 @@
 // exhaustively (-Werror=switch): a new operation never edits a two-way branch.
 //
 // What core must not link (launch plans: kernel headers; run stages: CUDA) is looked up the same
-// way one layer up: src/ops/launch.hpp and src/ops/stages.hpp.
+// way one layer up: each operation's Backend (src/ops/launch.hpp) and OpSets (src/ops/stages.hpp).
 #pragma once
 
 #include <cstdint>

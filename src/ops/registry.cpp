@@ -1,7 +1,8 @@
 // The registry: every operation kvbench runs, one line each, in the order of the Kernel enum
 // (core/types.hpp). What an operation is lives in its folder (src/ops/<op>/); everything else
-// looks it up here (core/operation.hpp). The two lookups core must not link, launch plans and
-// run stages, are exhaustive switches beside this file (launch.cpp, stages.cpp).
+// looks it up here (core/operation.hpp). What core must not link has its own list beside this
+// file, one line per operation each: the backends (launch.cpp: plans, plugin ABI) and the run
+// stages (stages.cpp: CUDA).
 #include <stdexcept>
 
 #include "core/operation.hpp"

@@ -157,8 +157,8 @@ class CaseSets {
   virtual void save(const ValidationOptions& o, const Row& row) = 0;
 };
 
-// The case's operation's stages (src/ops/<op>/stages.cpp), looked up by the registry's
-// exhaustive switch (src/ops/stages.cpp). nullptr when the case is refused before any
+// The case's operation's stages (src/ops/<op>/stages.cpp), looked up in the run stages' list
+// (src/ops/stages.cpp). nullptr when the case is refused before any
 // allocation (row.status and reason set). The sets keep references to `options` and
 // `override_launch`: both must outlive them.
 std::unique_ptr<CaseSets> make_case_sets(const Case& c, std::uint64_t seed,
